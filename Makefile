@@ -1,0 +1,95 @@
+# kperf - build, run, test, bench, fuzz, install.
+# `make run` and `make test` are the two commands a new machine needs.
+
+BUILD    ?= build
+SANITIZE ?=
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+
+CC       ?= gcc
+PKGS     := libmicrohttpd libpq jansson gsl
+WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+            -Wformat=2 -Wvla -fno-common
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP \
+            $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -I$(BUILD)/gen -Iserver
+LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+ifneq ($(SANITIZE),)
+CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS  += -fsanitize=$(SANITIZE)
+endif
+
+STATS_WIP  := $(wildcard server/stats*.c tests/unit/test_stats*.c)
+SERVER_SRC := $(filter-out server/main.c $(STATS_WIP),$(wildcard server/*.c)) $(wildcard api/*.c)
+SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/migrations.o
+TEST_SRC   := $(filter-out $(STATS_WIP),$(wildcard tests/unit/*.c) $(wildcard tests/integration/*.c))
+TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
+MIGRATIONS := $(sort $(wildcard migrations/[0-9][0-9][0-9]_*.sql))
+VENDOR     := static/vendor/chart.umd.min.js static/vendor/chartjs-plugin-zoom.min.js \
+              static/vendor/hammer.min.js
+
+.PHONY: all deps run stop test unit bench fuzz install clean format vendor
+all: $(BUILD)/kperfd $(BUILD)/tests/kperf-tests vendor
+
+$(BUILD)/kperfd: $(BUILD)/obj/server/main.o $(SERVER_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/kperf-tests: $(TEST_OBJ) $(SERVER_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcriterion -lcurl
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj/gen/migrations.o: $(BUILD)/gen/migrations.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/gen/migrations.c: $(MIGRATIONS) scripts/gen-migrations.sh
+	@mkdir -p $(dir $@)
+	scripts/gen-migrations.sh $(MIGRATIONS) > $@.tmp && mv $@.tmp $@
+
+# Chart.js and its zoom plugin come from npm (pinned by package-lock.json)
+# and are served by kperfd itself: no CDN at run time.
+vendor: $(VENDOR)
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+static/vendor/chart.umd.min.js: node_modules/.package-lock.json
+	@mkdir -p $(dir $@)
+	cp node_modules/chart.js/dist/chart.umd.js $@
+static/vendor/chartjs-plugin-zoom.min.js: node_modules/.package-lock.json
+	@mkdir -p $(dir $@)
+	cp node_modules/chartjs-plugin-zoom/dist/chartjs-plugin-zoom.min.js $@
+static/vendor/hammer.min.js: node_modules/.package-lock.json
+	@mkdir -p $(dir $@)
+	cp node_modules/hammerjs/hammer.min.js $@
+
+deps:
+	scripts/deps.sh
+
+run: deps
+	$(MAKE) all
+	scripts/run.sh
+
+stop:
+	scripts/run.sh stop
+
+# Everything: unit and end-to-end tests against a real PostgreSQL, then the
+# same suite built with AddressSanitizer + UndefinedBehaviorSanitizer.
+test: deps
+	scripts/test.sh
+
+install: $(BUILD)/kperfd
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/kperf/static
+	install -m 755 $(BUILD)/kperfd $(DESTDIR)$(PREFIX)/bin/kperfd
+	cp -r static/. $(DESTDIR)$(PREFIX)/share/kperf/static/
+
+format:
+	clang-format -i server/*.[ch] api/*.[ch] tests/*/*.[ch]
+
+clean:
+	rm -rf build build-asan
+
+-include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/obj/*/*/*.d)

@@ -1,0 +1,28 @@
+/*
+ * api.h - the handlers of every HTTP resource (one file per resource) and
+ * the helpers they share. Only api/routes.c refers to the handlers.
+ */
+#ifndef KPERF_API_H
+#define KPERF_API_H
+
+#include "../server/http.h"
+
+/*
+ * Answer a list query: sql must return one row of (total, json array of
+ * items). Wraps them as {"items", "total", "limit", "offset"}.
+ */
+void api_list(struct request *rq, struct reply *rp, const char *sql, int n,
+	      const char *const *params, long limit, long offset);
+
+void api_runs_post(struct request *rq, struct reply *rp);
+void api_runs_list(struct request *rq, struct reply *rp);
+void api_run_get(struct request *rq, struct reply *rp);
+void api_commits_post(struct request *rq, struct reply *rp);
+void api_commits_list(struct request *rq, struct reply *rp);
+void api_machines_list(struct request *rq, struct reply *rp);
+void api_tests_list(struct request *rq, struct reply *rp);
+void api_metrics_list(struct request *rq, struct reply *rp);
+void api_healthz(struct request *rq, struct reply *rp);
+void api_prometheus(struct request *rq, struct reply *rp);
+
+#endif

@@ -1,0 +1,188 @@
+/*
+ * runs.c - /api/v1/runs: ingest of one run or a batch (all or nothing, one
+ * transaction, acknowledged only after COMMIT), the run as posted, and the
+ * newest-first list.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../server/counters.h"
+#include "../server/db.h"
+#include "../server/jsonw.h"
+#include "../server/limits.h"
+#include "../server/util.h"
+#include "api.h"
+#include "ingest_decode.h"
+#include "store.h"
+
+struct outcome {
+	long id;
+	enum store_result result;
+};
+
+/* One attempt at the whole batch. Returns the index of a conflicting run, -1
+ * when all stored, -2 on a database error (*failed set). */
+static long store_all(PGconn *c, const struct ingest *in, long token_id, struct outcome *out,
+		      PGresult **failed)
+{
+	*failed = db_exec(c, "BEGIN", 0, NULL);
+	if (!db_ok(*failed))
+		return -2;
+	PQclear(*failed);
+	*failed = NULL;
+	for (size_t i = 0; i < in->nruns; i++) {
+		out[i].result = store_run(c, &in->runs[i], token_id, &out[i].id, failed);
+		if (out[i].result == STORE_DB_ERROR)
+			goto rollback;
+		if (out[i].result == STORE_CONFLICT) {
+			PQclear(PQexec(c, "ROLLBACK"));
+			return (long)i;
+		}
+	}
+	*failed = db_exec(c, "COMMIT", 0, NULL);
+	if (!db_ok(*failed))
+		goto rollback;
+	PQclear(*failed);
+	*failed = NULL;
+	return -1;
+rollback:
+	if (PQstatus(c) == CONNECTION_OK)
+		PQclear(PQexec(c, "ROLLBACK"));
+	return -2;
+}
+
+static void answer_run(struct buf *b, const struct run_in *run, long id)
+{
+	buf_puts(b, "{\"run_id\":");
+	jsonw_string(b, run->run_id, strlen(run->run_id));
+	buf_printf(b, ",\"id\":%ld}", id);
+}
+
+void api_runs_post(struct request *rq, struct reply *rp)
+{
+	struct decode_error err;
+	struct ingest in;
+	struct outcome *out;
+	PGresult *failed = NULL;
+	PGconn *c = NULL;
+	long conflict = -2;
+	int created = 0;
+
+	if (ingest_decode_runs(rq->body.data ? rq->body.data : "", rq->body.len, &in, &err)) {
+		reply_error(rp, err.status, err.code, err.field, "%s", err.message);
+		return;
+	}
+	out = xcalloc(in.nruns, sizeof(*out));
+	for (int attempt = 0; attempt < LIMIT_TX_RETRIES; attempt++) {
+		PQclear(failed);
+		failed = NULL;
+		c = db_get();
+		if (!c)
+			break;
+		conflict = store_all(c, &in, rq->token_id, out, &failed);
+		if (conflict != -2 || !db_retryable(c, failed))
+			break;
+		db_log_error("ingest attempt", c, failed);
+		if (PQstatus(c) != CONNECTION_OK)
+			db_drop();
+	}
+	if (!c) {
+		reply_unavailable(rp);
+	} else if (conflict == -2) {
+		reply_db_error(rp, c, failed, "storing the run");
+	} else if (conflict >= 0) {
+		char field[64];
+		snprintf(field, sizeof(field), in.batch ? "runs[%ld].run_id" : "run_id", conflict);
+		reply_error(rp, 409, "conflict", field,
+			    "run_id \"%s\" is stored already with other content",
+			    in.runs[conflict].run_id);
+	} else {
+		struct buf *b = &rp->body;
+		for (size_t i = 0; i < in.nruns; i++) {
+			if (out[i].result == STORE_CREATED) {
+				created = 1;
+				counters.runs_created++;
+				counters.samples_created += in.runs[i].nvalues;
+			} else {
+				counters.runs_repeated++;
+			}
+		}
+		rp->status = created ? 201 : 200;
+		rp->content_type = "application/json";
+		if (in.batch) {
+			buf_puts(b, "{\"runs\":[");
+			for (size_t i = 0; i < in.nruns; i++) {
+				if (i)
+					buf_putc(b, ',');
+				answer_run(b, &in.runs[i], out[i].id);
+			}
+			buf_putc(b, ']');
+		} else {
+			answer_run(b, &in.runs[0], out[0].id);
+			b->len--; /* reopen the object for "ignored" */
+		}
+		if (json_array_size(in.ignored)) {
+			buf_puts(b, ",\"ignored\":");
+			jsonw_value(b, in.ignored, 0);
+		}
+		buf_putc(b, '}');
+	}
+	PQclear(failed);
+	free(out);
+	ingest_release(&in);
+}
+
+void api_run_get(struct request *rq, struct reply *rp)
+{
+	const char *params[1] = {rq->arg};
+	PGconn *c = db_get();
+	PGresult *r;
+
+	if (!c) {
+		reply_unavailable(rp);
+		return;
+	}
+	r = db_exec(c, "SELECT doc::text FROM run WHERE run_id = $1", 1, params);
+	if (!db_ok(r))
+		reply_db_error(rp, c, r, "reading the run");
+	else if (PQntuples(r) == 0)
+		reply_error(rp, 404, "not_found", "run_id", "no run \"%s\"", rq->arg);
+	else
+		reply_json(rp, 200, PQgetvalue(r, 0, 0));
+	PQclear(r);
+}
+
+static const char SQL_RUNS[] =
+	"WITH f AS (SELECT r.id, r.run_id, m.name AS machine, c.sha AS commit, r.release,"
+	"  t.suite, t.params, v.knobs AS variant, r.started_at, r.received_at, r.duration_s,"
+	"  r.exit_status, r.valid,"
+	"  (SELECT count(*) FROM jsonb_object_keys(r.doc->'metrics')) AS metrics"
+	" FROM run r JOIN machine m ON m.id = r.machine_id JOIN commits c ON c.id = r.commit_id"
+	" JOIN test t ON t.id = r.test_id JOIN variant v ON v.id = r.variant_id"
+	" WHERE ($1::text IS NULL OR m.name = $1)"
+	"  AND ($2::text IS NULL OR starts_with(c.sha, lower($2)) OR r.release = $2"
+	"       OR c.release = $2)"
+	"  AND ($3::text IS NULL OR t.suite = $3))"
+	" SELECT (SELECT count(*) FROM f),"
+	" coalesce((SELECT json_agg(p) FROM (SELECT * FROM f"
+	"  ORDER BY coalesce(started_at, received_at) DESC, id DESC"
+	"  LIMIT $4 OFFSET $5) p), '[]')";
+
+void api_runs_list(struct request *rq, struct reply *rp)
+{
+	const char *params[5];
+	char lim[24], off[24];
+	long limit, offset;
+
+	if (http_list_params(rq, rp, &limit, &offset))
+		return;
+	snprintf(lim, sizeof(lim), "%ld", limit);
+	snprintf(off, sizeof(off), "%ld", offset);
+	params[0] = http_query(rq, "machine");
+	params[1] = http_query(rq, "commit");
+	params[2] = http_query(rq, "suite");
+	params[3] = lim;
+	params[4] = off;
+	api_list(rq, rp, SQL_RUNS, 5, params, limit, offset);
+}

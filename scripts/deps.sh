@@ -1,0 +1,21 @@
+#!/bin/sh
+# deps.sh - `make deps`: install what kperf needs from Debian 12 when it is
+# missing (apt-get, as root), or print the exact command and stop.
+set -eu
+pkgs="build-essential pkg-config libmicrohttpd-dev libpq-dev libjansson-dev
+libcurl4-openssl-dev libgsl-dev libcriterion-dev postgresql postgresql-client curl"
+command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"
+
+missing=
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+	echo "kperf needs these Debian packages:$missing" >&2
+	echo "run: sudo apt-get install -y$missing" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get install -y --no-install-recommends $missing ||
+	{ apt-get update && apt-get install -y --no-install-recommends $missing; }

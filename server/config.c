@@ -1,0 +1,169 @@
+/*
+ * config.c - one table of settings, each with its environment name, its
+ * flag and its type, applied from the file, the environment and argv.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "limits.h"
+#include "util.h"
+
+struct config cfg;
+
+enum kind { K_STR, K_LONG };
+
+struct setting {
+	const char *env;  /* without the KPERF_ prefix */
+	const char *flag;
+	enum kind kind;
+	size_t offset;
+	long min, max;
+	const char *help;
+};
+
+#define STR(f) K_STR, offsetof(struct config, f), 0, 0
+#define NUM(f, lo, hi) K_LONG, offsetof(struct config, f), lo, hi
+
+static const struct setting settings[] = {
+	{"DATABASE_URL", "--database", STR(database_url), "libpq conninfo or postgresql:// URI"},
+	{"LISTEN", "--listen", STR(listen), "address to listen on (127.0.0.1)"},
+	{"PORT", "--port", NUM(port, 0, 65535), "TCP port (8080; 0 picks a free one)"},
+	{"PUBLIC_URL", "--public-url", STR(public_url), "base URL used in links in mail"},
+	{"SMTP_URL", "--smtp-url", STR(smtp_url), "smtp://host:port for alert mail"},
+	{"MAIL_FROM", "--mail-from", STR(mail_from), "sender address of alert mail"},
+	{"BODY_LIMIT", "--body-limit", NUM(body_limit, 1024, LIMIT_BODY_BYTES_MAX),
+	 "largest request body in bytes (4194304)"},
+	{"THREADS", "--threads", NUM(threads, 0, LIMIT_THREADS_MAX),
+	 "worker threads (0: one per core)"},
+	{"STATIC_DIR", "--static", STR(static_dir), "directory of the dashboard files"},
+	{"PORT_FILE", "--port-file", STR(port_file), "file to write the bound port into"},
+	{"BOOTSTRAP_TOKEN", NULL, STR(bootstrap_token), "collector token to create at start"},
+	{"BOOTSTRAP_ADMIN_TOKEN", NULL, STR(bootstrap_admin_token), "admin token to create at start"},
+	{NULL, NULL, K_STR, 0, 0, 0, NULL},
+};
+
+static int apply(const struct setting *s, const char *value, const char *origin, char *err,
+		 size_t errlen)
+{
+	char *base = (char *)&cfg;
+
+	if (s->kind == K_STR) {
+		char **p = (char **)(base + s->offset);
+		free(*p);
+		*p = xstrdup(value);
+		return 0;
+	}
+	int64_t v;
+	if (parse_int64(value, s->min, s->max, &v)) {
+		snprintf(err, errlen, "%s: KPERF_%s must be an integer from %ld to %ld, not \"%s\"",
+			 origin, s->env, s->min, s->max, value);
+		return -1;
+	}
+	*(long *)(base + s->offset) = (long)v;
+	return 0;
+}
+
+static int load_file(const char *path, int must_exist, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	char line[4096];
+	int lineno = 0;
+
+	if (!f) {
+		if (!must_exist && errno == ENOENT)
+			return 0;
+		snprintf(err, errlen, "config file \"%s\": %s", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *eq, *key = line, origin[512];
+		const struct setting *s;
+
+		lineno++;
+		line[strcspn(line, "\r\n")] = '\0';
+		while (*key == ' ' || *key == '\t')
+			key++;
+		if (!*key || *key == '#')
+			continue;
+		eq = strchr(key, '=');
+		snprintf(origin, sizeof(origin), "%s:%d", path, lineno);
+		if (!eq || strncmp(key, "KPERF_", 6)) {
+			snprintf(err, errlen, "%s: expected KPERF_NAME=value", origin);
+			fclose(f);
+			return -1;
+		}
+		*eq = '\0';
+		for (s = settings; s->env && strcmp(s->env, key + 6); s++)
+			;
+		if (!s->env) {
+			snprintf(err, errlen, "%s: unknown setting \"%s\"", origin, key);
+			fclose(f);
+			return -1;
+		}
+		if (apply(s, eq + 1, origin, err, errlen)) {
+			fclose(f);
+			return -1;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+int config_load(int argc, char **argv, int *argi, char *err, size_t errlen)
+{
+	const char *file = getenv("KPERF_CONFIG");
+	const struct setting *s;
+	char name[64];
+
+	cfg.listen = xstrdup("127.0.0.1");
+	cfg.port = 8080;
+	cfg.body_limit = LIMIT_BODY_BYTES_DEFAULT;
+	cfg.database_url = xstrdup("dbname=kperf");
+	cfg.static_dir = xstrdup("static");
+
+	/* --config comes first so the file sits under the environment and flags. */
+	for (int i = *argi; i + 1 < argc; i++)
+		if (!strcmp(argv[i], "--config"))
+			file = argv[i + 1];
+	if (load_file(file ? file : "/etc/kperf/kperfd.conf", file != NULL, err, errlen))
+		return -1;
+	for (s = settings; s->env; s++) {
+		const char *v;
+		snprintf(name, sizeof(name), "KPERF_%s", s->env);
+		v = getenv(name);
+		if (v && apply(s, v, "environment", err, errlen))
+			return -1;
+	}
+	while (*argi < argc && !strncmp(argv[*argi], "--", 2)) {
+		const char *flag = argv[*argi];
+		if (!strcmp(flag, "--config")) {
+			*argi += 2;
+			continue;
+		}
+		for (s = settings; s->env && !(s->flag && !strcmp(s->flag, flag)); s++)
+			;
+		if (!s->env) {
+			snprintf(err, errlen, "unknown flag \"%s\" (see kperfd --help)", flag);
+			return -1;
+		}
+		if (*argi + 1 >= argc) {
+			snprintf(err, errlen, "flag %s needs a value", flag);
+			return -1;
+		}
+		if (apply(s, argv[*argi + 1], flag, err, errlen))
+			return -1;
+		*argi += 2;
+	}
+	return 0;
+}
+
+void config_usage(void)
+{
+	for (const struct setting *s = settings; s->env; s++)
+		fprintf(stderr, "  %-14s KPERF_%-22s %s\n", s->flag ? s->flag : "", s->env, s->help);
+	fprintf(stderr, "  %-14s KPERF_%-22s %s\n", "--config", "CONFIG",
+		"KEY=value file (/etc/kperf/kperfd.conf)");
+}

@@ -1,0 +1,38 @@
+/*
+ * config.h - kperfd's one configuration struct. Built at start-up from
+ * defaults, then the KPERF_CONFIG file, then KPERF_* environment variables,
+ * then command-line flags (later wins); read-only afterwards.
+ */
+#ifndef KPERF_CONFIG_H
+#define KPERF_CONFIG_H
+
+#include <stddef.h>
+
+struct config {
+	char *database_url;  /* KPERF_DATABASE_URL, --database: libpq conninfo or URI */
+	char *listen;        /* KPERF_LISTEN, --listen: address to bind */
+	long port;           /* KPERF_PORT, --port: 0 picks a free port */
+	char *public_url;    /* KPERF_PUBLIC_URL: base of links in mail */
+	char *smtp_url;      /* KPERF_SMTP_URL */
+	char *mail_from;     /* KPERF_MAIL_FROM */
+	long body_limit;     /* KPERF_BODY_LIMIT, --body-limit: request body bytes */
+	long threads;        /* KPERF_THREADS, --threads: 0 = one per core */
+	char *static_dir;    /* KPERF_STATIC_DIR, --static: dashboard files */
+	char *port_file;     /* KPERF_PORT_FILE, --port-file: write the bound port here */
+	char *bootstrap_token;       /* KPERF_BOOTSTRAP_TOKEN: collector token to ensure */
+	char *bootstrap_admin_token; /* KPERF_BOOTSTRAP_ADMIN_TOKEN: admin token to ensure */
+};
+
+extern struct config cfg;
+
+/*
+ * Fill cfg from all sources. Flags are read from argv[*argi] on and *argi
+ * is left at the first argument that is not a flag. Returns 0, or -1 with
+ * a message in err naming the bad setting.
+ */
+int config_load(int argc, char **argv, int *argi, char *err, size_t errlen);
+
+/* Print the settings and flags, for --help. */
+void config_usage(void);
+
+#endif

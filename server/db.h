@@ -1,0 +1,53 @@
+/*
+ * db.h - PostgreSQL access for kperfd: one connection per worker thread,
+ * statements prepared once per connection, transactions, and the one map
+ * from SQLSTATE to HTTP status.
+ */
+#ifndef KPERF_DB_H
+#define KPERF_DB_H
+
+#include <libpq-fe.h>
+
+/* Remember the conninfo (keyword=value or URI) for every thread's connection. */
+void db_setup(const char *conninfo);
+
+/*
+ * The calling thread's connection, connected on first use and reconnected
+ * after it broke. Returns NULL when the server cannot be reached (answer 503).
+ */
+PGconn *db_get(void);
+
+/* Close the calling thread's connection (at thread exit or after breakage). */
+void db_drop(void);
+
+/* A new connection outside the per-thread cache (CLI, migrations); NULL on failure. */
+PGconn *db_connect(const char *conninfo, char *err, size_t errlen);
+
+/*
+ * Run the constant statement sql with n text parameters (NULL = SQL NULL),
+ * prepared on first use on this connection. Outside a transaction, a
+ * statement that found the connection broken is retried once on a new one.
+ * Never returns NULL; the caller PQclear()s the result.
+ */
+PGresult *db_exec(PGconn *c, const char *sql, int n, const char *const *params);
+
+/* 1 when r is COMMAND_OK or TUPLES_OK. */
+int db_ok(const PGresult *r);
+
+/* Run a statement for its effect: 0, or -1 with the error logged. */
+int db_do(PGconn *c, const char *sql, int n, const char *const *params);
+
+/*
+ * HTTP status for a failed result: 503 when the server is away or busy,
+ * 409 for unique violations, 400 for data errors, else 500.
+ */
+int db_http_status(PGconn *c, const PGresult *r);
+
+/* 1 when the failure is worth retrying the whole transaction (deadlock,
+ * serialization, lost connection). */
+int db_retryable(PGconn *c, const PGresult *r);
+
+/* Log a failed result with its SQLSTATE and primary message. */
+void db_log_error(const char *what, PGconn *c, const PGresult *r);
+
+#endif

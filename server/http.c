@@ -1,0 +1,458 @@
+/*
+ * http.c - libmicrohttpd glue. Request stages: headers (route, content
+ * type, declared length, token: rejected before any body byte is kept),
+ * body (appended up to the limit, then discarded), answer (the handler),
+ * completion (one log line, memory freed in one place).
+ */
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "counters.h"
+#include "db.h"
+#include "http.h"
+#include "jsonw.h"
+#include "limits.h"
+#include "route.h"
+#include "token.h"
+#include "util.h"
+
+struct counters counters;
+static struct MHD_Daemon *daemon_handle;
+
+const char *http_query(struct request *rq, const char *key)
+{
+	return MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+struct query_iter {
+	const char *key;
+	const char **out;
+	int max, n;
+};
+
+static enum MHD_Result query_each(void *cls, enum MHD_ValueKind kind, const char *key,
+				  const char *value)
+{
+	struct query_iter *it = cls;
+	(void)kind;
+	if (value && !strcmp(key, it->key) && it->n < it->max)
+		it->out[it->n++] = value;
+	return MHD_YES;
+}
+
+int http_query_all(struct request *rq, const char *key, const char **out, int max)
+{
+	struct query_iter it = {key, out, max, 0};
+	MHD_get_connection_values(rq->conn, MHD_GET_ARGUMENT_KIND, query_each, &it);
+	return it.n;
+}
+
+int http_list_params(struct request *rq, struct reply *rp, long *limit, long *offset)
+{
+	const char *l = http_query(rq, "limit"), *o = http_query(rq, "offset");
+	int64_t v;
+
+	*limit = LIMIT_LIST_DEFAULT;
+	*offset = 0;
+	if (l) {
+		if (parse_int64(l, 1, LIMIT_LIST_MAX, &v) || *l == '+' || *l == '-') {
+			reply_error(rp, 400, "invalid", "limit",
+				    "limit must be a decimal integer from 1 to %d", LIMIT_LIST_MAX);
+			return -1;
+		}
+		*limit = (long)v;
+	}
+	if (o) {
+		if (parse_int64(o, 0, INT32_MAX, &v) || *o == '+' || *o == '-') {
+			reply_error(rp, 400, "invalid", "offset",
+				    "offset must be a decimal integer >= 0");
+			return -1;
+		}
+		*offset = (long)v;
+	}
+	return 0;
+}
+
+void reply_json(struct reply *rp, int status, const char *json)
+{
+	rp->status = status;
+	buf_reset(&rp->body);
+	buf_puts(&rp->body, json);
+	rp->content_type = "application/json";
+}
+
+const char *http_error_code(int status)
+{
+	switch (status) {
+	case 400:
+		return "invalid";
+	case 401:
+		return "unauthorized";
+	case 403:
+		return "forbidden";
+	case 404:
+		return "not_found";
+	case 405:
+		return "method_not_allowed";
+	case 409:
+		return "conflict";
+	case 413:
+		return "too_large";
+	case 415:
+		return "unsupported_media_type";
+	case 503:
+		return "unavailable";
+	default:
+		return "internal";
+	}
+}
+
+void reply_error(struct reply *rp, int status, const char *code, const char *field,
+		 const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	rp->status = status;
+	rp->content_type = "application/json";
+	buf_reset(&rp->body);
+	buf_puts(&rp->body, "{\"error\":");
+	jsonw_string(&rp->body, code, strlen(code));
+	buf_puts(&rp->body, ",\"field\":");
+	if (field && *field)
+		jsonw_string(&rp->body, field, strlen(field));
+	else
+		buf_puts(&rp->body, "null");
+	buf_puts(&rp->body, ",\"message\":");
+	jsonw_string(&rp->body, msg, strlen(msg));
+	buf_puts(&rp->body, "}");
+	if (status == 503)
+		rp->retry_after = LIMIT_RETRY_AFTER_S;
+}
+
+void reply_unavailable(struct reply *rp)
+{
+	counters.db_unavailable++;
+	reply_error(rp, 503, "unavailable", NULL, "the database is unavailable; retry later");
+}
+
+void reply_db_error(struct reply *rp, PGconn *c, const PGresult *r, const char *what)
+{
+	int status = db_http_status(c, r);
+
+	db_log_error(what, c, r);
+	if (status == 503)
+		reply_unavailable(rp);
+	else if (status == 409)
+		reply_error(rp, 409, "conflict", NULL, "%s conflicts with stored data", what);
+	else if (status == 400)
+		reply_error(rp, 400, "invalid", NULL, "%s: a value is out of range", what);
+	else
+		reply_error(rp, 500, "internal", NULL, "%s failed; see the server log", what);
+}
+
+static enum MHD_Result send_reply(struct request *rq, struct reply *rp)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result rc;
+	char *data;
+	size_t len;
+	char num[16];
+
+	data = buf_detach(&rp->body, &len);
+	resp = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(data);
+		return MHD_NO;
+	}
+	if (rp->content_type)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, rp->content_type);
+	if (rp->location)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, rp->location);
+	if (rp->retry_after) {
+		snprintf(num, sizeof(num), "%d", rp->retry_after);
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, num);
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
+				rp->cache_control ? rp->cache_control : "no-store");
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	rq->status = rp->status;
+	rq->bytes = len;
+	rq->responded = 1;
+	rc = MHD_queue_response(rq->conn, (unsigned int)rp->status, resp);
+	MHD_destroy_response(resp);
+	return rc;
+}
+
+static enum MHD_Result send_error(struct request *rq, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static enum MHD_Result send_error(struct request *rq, int status, const char *fmt, ...)
+{
+	struct reply rp = {0};
+	char msg[512];
+	va_list ap;
+	enum MHD_Result rc;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	reply_error(&rp, status, http_error_code(status), NULL, "%s", msg);
+	rc = send_reply(rq, &rp);
+	buf_release(&rp.body);
+	return rc;
+}
+
+static int content_type_json(struct request *rq)
+{
+	const char *ct = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
+						     MHD_HTTP_HEADER_CONTENT_TYPE);
+	size_t n = strlen("application/json");
+
+	if (!ct || strncasecmp(ct, "application/json", n))
+		return 0;
+	return ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ';
+}
+
+/* The declared body size: 0 and *len set, 1 when none was declared, -1 when unreadable. */
+static int content_length(struct request *rq, int64_t *len)
+{
+	const char *cl = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
+						     MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (!cl)
+		return 1;
+	return parse_int64(cl, 0, INT64_MAX, len);
+}
+
+/* Decide authentication: 0 when allowed, else the HTTP status to answer. */
+static int authenticate(struct request *rq, int *db_failed)
+{
+	const char *h = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
+						    MHD_HTTP_HEADER_AUTHORIZATION);
+	PGresult *r = NULL;
+	PGconn *c;
+	int rc;
+
+	*db_failed = 0;
+	if (!h || strncasecmp(h, "Bearer ", 7))
+		return 401;
+	h += 7;
+	while (*h == ' ')
+		h++;
+	c = db_get();
+	if (!c) {
+		*db_failed = 1;
+		return 503;
+	}
+	rc = token_verify(c, h, &rq->token_id, rq->role, &r);
+	if (rc < 0) {
+		db_log_error("token lookup", c, r);
+		PQclear(r);
+		*db_failed = 1;
+		return 503;
+	}
+	if (rc > 0)
+		return 403;
+	if (rq->route->auth == AUTH_ADMIN && strcmp(rq->role, "admin"))
+		return 403;
+	return 0;
+}
+
+static enum MHD_Result send_early(struct request *rq, int status)
+{
+	switch (status) {
+	case 401:
+		return send_error(rq, 401, "this request needs Authorization: Bearer <token>");
+	case 403:
+		return send_error(rq, 403, "the token is unknown, revoked or lacks the role");
+	case 413:
+		return send_error(rq, 413, "the body exceeds the limit of %ld bytes",
+				  cfg.body_limit);
+	case 415:
+		return send_error(rq, 415, "the body must be Content-Type: application/json");
+	case 404:
+		return send_error(rq, 404, "no such resource: %s", rq->path);
+	case 405:
+		return send_error(rq, 405, "method %s is not allowed here", rq->method);
+	case 503:
+		counters.db_unavailable++;
+		return send_error(rq, 503, "the database is unavailable; retry later");
+	default:
+		return send_error(rq, status, "request refused");
+	}
+}
+
+/* First call: everything that can be decided from the request line and headers. */
+static void on_headers(struct request *rq)
+{
+	int path_known = 0, db_failed = 0;
+	int64_t len;
+
+	rq->route = route_match(rq->method, rq->path, &rq->arg, &path_known);
+	if (!rq->route) {
+		rq->early_status = path_known ? 405 : 404;
+		return;
+	}
+	if (rq->route->json_body) {
+		if (content_length(rq, &len) == 0 && len > cfg.body_limit) {
+			rq->early_status = 413;
+			return;
+		}
+		if (!content_type_json(rq)) {
+			rq->early_status = 415;
+			return;
+		}
+	}
+	if (rq->route->auth != AUTH_PUBLIC)
+		rq->early_status = authenticate(rq, &db_failed);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version,
+				  const char *upload_data, size_t *upload_data_size,
+				  void **req_cls)
+{
+	struct request *rq = *req_cls;
+	struct reply rp = {0};
+	enum MHD_Result rc;
+
+	(void)cls;
+	(void)version;
+	if (!rq) {
+		rq = xcalloc(1, sizeof(*rq));
+		rq->conn = conn;
+		rq->method = method;
+		rq->path = url;
+		rq->t0 = now_us();
+		*req_cls = rq;
+		on_headers(rq);
+		/*
+		 * Refusals of a request with a body go out now, so the client stops
+		 * sending; everything else waits for the next call (a response
+		 * queued here would cost the connection its keep-alive).
+		 */
+		if (rq->early_status && rq->route && rq->route->json_body)
+			return send_early(rq, rq->early_status);
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		size_t n = *upload_data_size;
+		*upload_data_size = 0;
+		if (rq->early_status || rq->too_large)
+			return MHD_YES;
+		if (rq->body.len + n > (size_t)cfg.body_limit) {
+			rq->too_large = 1; /* keep reading, keep nothing */
+			buf_release(&rq->body);
+			return MHD_YES;
+		}
+		buf_append(&rq->body, upload_data, n);
+		return MHD_YES;
+	}
+	if (rq->responded)
+		return MHD_YES;
+	if (rq->early_status)
+		return send_early(rq, rq->early_status);
+	if (rq->too_large)
+		return send_early(rq, 413);
+	rp.status = 200;
+	rq->route->fn(rq, &rp);
+	rc = send_reply(rq, &rp);
+	buf_release(&rp.body);
+	return rc;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct request *rq = *req_cls;
+	int64_t us;
+
+	(void)cls;
+	(void)conn;
+	if (!rq)
+		return;
+	us = now_us() - rq->t0;
+	if (rq->status >= 100 && rq->status < 600)
+		counters.requests_by_class[rq->status / 100]++;
+	counters.request_us_total += (unsigned long)us;
+	log_info("%s %s %d %zu %ldus%s", rq->method, rq->path, rq->status, rq->bytes, (long)us,
+		 toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " aborted");
+	buf_release(&rq->body);
+	free(rq);
+	*req_cls = NULL;
+}
+
+static void on_mhd_error(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512];
+	(void)cls;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	msg[strcspn(msg, "\n")] = '\0';
+	log_error("http: %s", msg);
+}
+
+int http_start(void)
+{
+	struct sockaddr_in sin;
+	struct sockaddr_in6 sin6;
+	struct sockaddr *sa;
+	const union MHD_DaemonInfo *info;
+	long threads = cfg.threads;
+
+	memset(&sin, 0, sizeof(sin));
+	memset(&sin6, 0, sizeof(sin6));
+	if (inet_pton(AF_INET, cfg.listen, &sin.sin_addr) == 1) {
+		sin.sin_family = AF_INET;
+		sin.sin_port = htons((uint16_t)cfg.port);
+		sa = (struct sockaddr *)&sin;
+	} else if (inet_pton(AF_INET6, cfg.listen, &sin6.sin6_addr) == 1) {
+		sin6.sin6_family = AF_INET6;
+		sin6.sin6_port = htons((uint16_t)cfg.port);
+		sa = (struct sockaddr *)&sin6;
+	} else {
+		log_error("listen address \"%s\" is not an IPv4 or IPv6 address", cfg.listen);
+		return -1;
+	}
+	if (threads <= 0)
+		threads = sysconf(_SC_NPROCESSORS_ONLN);
+	if (threads <= 0)
+		threads = 1;
+	if (threads > LIMIT_THREADS_MAX)
+		threads = LIMIT_THREADS_MAX;
+	daemon_handle = MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
+			(sa->sa_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+		(uint16_t)cfg.port, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER,
+		on_mhd_error, NULL, MHD_OPTION_SOCK_ADDR, sa,
+		MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)threads, MHD_OPTION_CONNECTION_LIMIT,
+		(unsigned int)LIMIT_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
+		(unsigned int)LIMIT_CONNECTION_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		(size_t)LIMIT_CONNECTION_MEMORY, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+		MHD_OPTION_END);
+	if (!daemon_handle) {
+		log_error("cannot listen on %s:%ld", cfg.listen, cfg.port);
+		return -1;
+	}
+	info = MHD_get_daemon_info(daemon_handle, MHD_DAEMON_INFO_BIND_PORT);
+	log_info("listening on http://%s:%u with %ld threads", cfg.listen,
+		 info ? info->port : 0, threads);
+	return info ? info->port : -1;
+}
+
+void http_stop(void)
+{
+	if (daemon_handle)
+		MHD_stop_daemon(daemon_handle);
+	daemon_handle = NULL;
+}

@@ -1,0 +1,136 @@
+/*
+ * jsonw.c - compact JSON writer over jansson trees. jansson prints reals with
+ * 17 digits; people and diffs want the shortest form that reads back equal.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonw.h"
+#include "util.h"
+
+void jsonw_double(struct buf *b, double d)
+{
+	char tmp[40];
+
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(tmp, sizeof(tmp), "%.*g", prec, d);
+		if (strtod(tmp, NULL) == d)
+			break;
+	}
+	buf_puts(b, tmp);
+}
+
+void jsonw_string(struct buf *b, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t start = 0;
+
+	buf_putc(b, '"');
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		const char *esc = NULL;
+		char u[7];
+
+		if (c == '"')
+			esc = "\\\"";
+		else if (c == '\\')
+			esc = "\\\\";
+		else if (c == '\n')
+			esc = "\\n";
+		else if (c == '\t')
+			esc = "\\t";
+		else if (c == '\r')
+			esc = "\\r";
+		else if (c < 0x20 || c == 0x7f) {
+			u[0] = '\\';
+			u[1] = 'u';
+			u[2] = '0';
+			u[3] = '0';
+			u[4] = hex[c >> 4];
+			u[5] = hex[c & 15];
+			u[6] = '\0';
+			esc = u;
+		}
+		if (esc) {
+			buf_append(b, s + start, i - start);
+			buf_puts(b, esc);
+			start = i + 1;
+		}
+	}
+	buf_append(b, s + start, n - start);
+	buf_putc(b, '"');
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void jsonw_object(struct buf *b, const json_t *v, int sort)
+{
+	size_t n = json_object_size(v), i = 0;
+	const char **keys = xmalloc(n * sizeof(*keys));
+	const char *key;
+	json_t *val;
+
+	json_object_foreach((json_t *)v, key, val)
+		keys[i++] = key;
+	if (sort)
+		qsort(keys, n, sizeof(*keys), key_cmp);
+	buf_putc(b, '{');
+	for (i = 0; i < n; i++) {
+		if (i)
+			buf_putc(b, ',');
+		jsonw_string(b, keys[i], strlen(keys[i]));
+		buf_putc(b, ':');
+		jsonw_value(b, json_object_get(v, keys[i]), sort);
+	}
+	buf_putc(b, '}');
+	free(keys);
+}
+
+void jsonw_value(struct buf *b, const json_t *v, int sort)
+{
+	size_t i;
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		jsonw_object(b, v, sort);
+		break;
+	case JSON_ARRAY:
+		buf_putc(b, '[');
+		for (i = 0; i < json_array_size(v); i++) {
+			if (i)
+				buf_putc(b, ',');
+			jsonw_value(b, json_array_get(v, i), sort);
+		}
+		buf_putc(b, ']');
+		break;
+	case JSON_STRING:
+		jsonw_string(b, json_string_value(v), json_string_length(v));
+		break;
+	case JSON_INTEGER:
+		buf_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		break;
+	case JSON_REAL:
+		jsonw_double(b, json_real_value(v));
+		break;
+	case JSON_TRUE:
+		buf_puts(b, "true");
+		break;
+	case JSON_FALSE:
+		buf_puts(b, "false");
+		break;
+	case JSON_NULL:
+		buf_puts(b, "null");
+		break;
+	}
+}
+
+char *jsonw_dump(const json_t *v, int sort)
+{
+	struct buf b = BUF_INIT;
+	jsonw_value(&b, v, sort);
+	return buf_detach(&b, NULL);
+}

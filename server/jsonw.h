@@ -1,0 +1,22 @@
+/*
+ * jsonw.h - JSON text from jansson values, with numbers printed in their
+ * shortest round-trip form (13.11, not 13.109999999999999). Used for stored
+ * documents and every JSON answer.
+ */
+#ifndef KPERF_JSONW_H
+#define KPERF_JSONW_H
+
+#include <jansson.h>
+
+#include "buf.h"
+
+/* Append v as compact JSON; object keys in insertion order, or sorted when sort is set. */
+void jsonw_value(struct buf *b, const json_t *v, int sort);
+/* Append a JSON string literal for the UTF-8 text s of n bytes. */
+void jsonw_string(struct buf *b, const char *s, size_t n);
+/* Append the shortest decimal that reads back as d; d must be finite. */
+void jsonw_double(struct buf *b, double d);
+/* Return v as a malloc'd compact JSON string; the caller frees it. */
+char *jsonw_dump(const json_t *v, int sort);
+
+#endif

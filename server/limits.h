@@ -1,0 +1,68 @@
+/*
+ * limits.h - every input and resource limit of kperfd, in one place.
+ * Each limit names its unit and why it has the value it has; code never
+ * repeats a literal that is defined here.
+ */
+#ifndef KPERF_LIMITS_H
+#define KPERF_LIMITS_H
+
+/* Request body, bytes: a run of 100,000 samples printed with 17 digits fits. */
+#define LIMIT_BODY_BYTES_DEFAULT (4u * 1024u * 1024u)
+/* Upper bound an operator may configure, bytes: keeps one request's memory sane. */
+#define LIMIT_BODY_BYTES_MAX (256u * 1024u * 1024u)
+/* JSON nesting depth, levels: the contract needs 4; 32 leaves room, stops stack abuse. */
+#define LIMIT_JSON_DEPTH 32
+/* Metrics per run: LKP's largest stats files have a few thousand keys. */
+#define LIMIT_METRICS_PER_RUN 10000
+/* Values per metric, iterations: per-second samples of a long run. */
+#define LIMIT_VALUES_PER_METRIC 10000
+/* Values per run, summed over its metrics. */
+#define LIMIT_VALUES_PER_RUN 100000
+/* Runs per batch POST: each run is its own set of rows in one transaction. */
+#define LIMIT_RUNS_PER_BATCH 1000
+/* Characters of a metric name (printable ASCII, no space). */
+#define LIMIT_METRIC_NAME 256
+/* Characters of run_id ([A-Za-z0-9._:-]). */
+#define LIMIT_RUN_ID 128
+/* Characters of machine.name ([A-Za-z0-9._-]). */
+#define LIMIT_MACHINE_NAME 64
+/* Characters of test.suite ([A-Za-z0-9._-]). */
+#define LIMIT_SUITE_NAME 64
+/* Characters of a variant or param key, and of its value. */
+#define LIMIT_KEY 64
+#define LIMIT_VALUE 256
+/* Keys of variant, params, environment and kernel.config, each. */
+#define LIMIT_MAP_KEYS 1000
+/* Characters of short text fields (subject, author, branch, series, cpu model...). */
+#define LIMIT_TEXT 1024
+/* Characters of long text fields (command, cmdline). */
+#define LIMIT_LONG_TEXT 16384
+/* Bytes of output_tail: the contract keeps the last 64 KiB of output. */
+#define LIMIT_OUTPUT_TAIL (64u * 1024u)
+/* Files a commit touches, listed. */
+#define LIMIT_FILES 10000
+/* Commits in one POST /api/v1/commits. */
+#define LIMIT_COMMITS_PER_POST 10000
+/* Characters of a unit string. */
+#define LIMIT_UNIT 32
+
+/* Rows per list response: the read contract's limit range. */
+#define LIMIT_LIST_DEFAULT 100
+#define LIMIT_LIST_MAX 1000
+
+/* Bytes of a request URL and of all headers (libmicrohttpd's per-connection pool). */
+#define LIMIT_CONNECTION_MEMORY (64u * 1024u)
+/* Concurrent connections: a lab has tens of collectors and a few browsers. */
+#define LIMIT_CONNECTIONS 256
+/* Seconds an idle connection stays open. */
+#define LIMIT_CONNECTION_TIMEOUT_S 30
+/* Seconds a client is told to wait when the database is away. */
+#define LIMIT_RETRY_AFTER_S 5
+/* Seconds libpq waits to connect before the request answers 503. */
+#define LIMIT_DB_CONNECT_TIMEOUT_S 3
+/* Attempts of one transaction that lost a deadlock or serialization race. */
+#define LIMIT_TX_RETRIES 5
+/* Worker threads at most, whatever the core count says. */
+#define LIMIT_THREADS_MAX 64
+
+#endif

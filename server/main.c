@@ -1,0 +1,187 @@
+/*
+ * main.c - kperfd's command line: serve (the daemon), migrate, and token
+ * management. Start-up is the only place that may die().
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "db.h"
+#include "http.h"
+#include "migrate.h"
+#include "token.h"
+#include "util.h"
+
+#define KPERF_VERSION "0.1.0"
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: kperfd [serve] [flags]          serve the API and dashboard\n"
+		"       kperfd migrate [flags]          apply database migrations and exit\n"
+		"       kperfd token create NAME [--role collector|admin]\n"
+		"       kperfd token list\n"
+		"       kperfd token revoke NAME\n"
+		"       kperfd --version\n"
+		"flags and their environment variables:\n");
+	config_usage();
+}
+
+/* Connect and bring the schema up to date; dies with the reason on failure. */
+static PGconn *open_migrated(void)
+{
+	char err[1024];
+	PGconn *c = NULL;
+	int applied;
+
+	/* The server may still be starting (make run, CI): wait up to ~10 s. */
+	for (int i = 0; i < 20 && !c; i++) {
+		c = db_connect(cfg.database_url, err, sizeof(err));
+		if (!c)
+			usleep(500000);
+	}
+	if (!c)
+		die("database \"%s\" unreachable: %s", cfg.database_url, err);
+	applied = migrate_run(c, err, sizeof(err));
+	if (applied < 0) {
+		PQfinish(c);
+		die("%s", err);
+	}
+	if (applied)
+		log_info("applied %d migration(s); schema is at version %d", applied,
+			 migrate_latest());
+	return c;
+}
+
+static void bootstrap_tokens(PGconn *c)
+{
+	char err[512];
+
+	if (cfg.bootstrap_token &&
+	    token_ensure(c, "bootstrap", "collector", cfg.bootstrap_token, err, sizeof(err)))
+		die("KPERF_BOOTSTRAP_TOKEN: %s", err);
+	if (cfg.bootstrap_admin_token &&
+	    token_ensure(c, "bootstrap-admin", "admin", cfg.bootstrap_admin_token, err, sizeof(err)))
+		die("KPERF_BOOTSTRAP_ADMIN_TOKEN: %s", err);
+}
+
+static int serve(void)
+{
+	sigset_t set;
+	int sig, port;
+	PGconn *c = open_migrated();
+
+	bootstrap_tokens(c);
+	PQfinish(c);
+	db_setup(cfg.database_url);
+
+	/* Worker threads inherit this mask; only the main thread takes signals. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	port = http_start();
+	if (port < 0)
+		die("cannot serve on %s:%ld", cfg.listen, cfg.port);
+	if (cfg.port_file) {
+		char tmp[4096];
+		FILE *f;
+		snprintf(tmp, sizeof(tmp), "%s.tmp", cfg.port_file);
+		f = fopen(tmp, "w");
+		if (!f || fprintf(f, "%d\n", port) < 0 || fclose(f) || rename(tmp, cfg.port_file))
+			die("cannot write port file \"%s\"", cfg.port_file);
+	}
+	sigwait(&set, &sig);
+	log_info("%s received, stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
+	http_stop();
+	return 0;
+}
+
+static int token_cmd(int argc, char **argv)
+{
+	char err[1024], secret[TOKEN_MAX + 1];
+	const char *role = "collector";
+	PGconn *c;
+	int rc = 0;
+
+	if (argc < 1) {
+		usage();
+		return 2;
+	}
+	if (!strcmp(argv[0], "create")) {
+		if (argc != 2 && !(argc == 4 && !strcmp(argv[2], "--role"))) {
+			usage();
+			return 2;
+		}
+		if (argc == 4)
+			role = argv[3];
+		c = open_migrated();
+		if (token_create(c, argv[1], role, secret, err, sizeof(err))) {
+			fprintf(stderr, "kperfd: token create: %s\n", err);
+			rc = 1;
+		} else {
+			printf("%s\n", secret);
+			fprintf(stderr, "kperfd: created %s token \"%s\"; it is shown only this once\n",
+				role, argv[1]);
+		}
+	} else if (!strcmp(argv[0], "list") && argc == 1) {
+		c = open_migrated();
+		if (token_list(c, err, sizeof(err))) {
+			fprintf(stderr, "kperfd: token list: %s\n", err);
+			rc = 1;
+		}
+	} else if (!strcmp(argv[0], "revoke") && argc == 2) {
+		c = open_migrated();
+		rc = token_revoke(c, argv[1], err, sizeof(err));
+		if (rc < 0)
+			fprintf(stderr, "kperfd: token revoke: %s\n", err);
+		else if (rc > 0)
+			fprintf(stderr, "kperfd: token revoke: no active token named \"%s\"\n",
+				argv[1]);
+		else
+			fprintf(stderr, "kperfd: revoked token \"%s\"\n", argv[1]);
+		rc = rc ? 1 : 0;
+	} else {
+		usage();
+		return 2;
+	}
+	PQfinish(c);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd = "serve";
+	char err[1024];
+	int argi = 1;
+
+	setvbuf(stderr, NULL, _IOLBF, 0);
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		usage();
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "--version")) {
+		printf("kperfd %s (schema %d)\n", KPERF_VERSION, migrate_latest());
+		return 0;
+	}
+	if (argc > 1 && strncmp(argv[1], "--", 2))
+		cmd = argv[argi++];
+	if (config_load(argc, argv, &argi, err, sizeof(err)))
+		die("%s", err);
+	if (!strcmp(cmd, "serve") && argi == argc)
+		return serve();
+	if (!strcmp(cmd, "migrate") && argi == argc) {
+		PQfinish(open_migrated());
+		printf("schema at version %d\n", migrate_latest());
+		return 0;
+	}
+	if (!strcmp(cmd, "token"))
+		return token_cmd(argc - argi, argv + argi);
+	usage();
+	return 2;
+}
