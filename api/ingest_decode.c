@@ -266,14 +266,6 @@ static int check_object(struct ctx *c, json_t *obj, const struct field *fields,
 
 	if (!json_is_object(obj))
 		return fail(c, "must be an object");
-	for (; required && *required; required++) {
-		if (!json_object_get(obj, *required)) {
-			size_t old = path_push_key(&c->path, *required);
-			int rc = fail(c, "is required");
-			path_pop(&c->path, old);
-			return rc;
-		}
-	}
 	json_object_foreach_safe(obj, tmp, key, val) {
 		const struct field *f = fields;
 		size_t old;
@@ -292,6 +284,14 @@ static int check_object(struct ctx *c, json_t *obj, const struct field *fields,
 		path_pop(&c->path, old);
 		if (rc)
 			return rc;
+	}
+	for (; required && *required; required++) {
+		if (!json_object_get(obj, *required)) {
+			size_t old = path_push_key(&c->path, *required);
+			int rc = fail(c, "is required");
+			path_pop(&c->path, old);
+			return rc;
+		}
 	}
 	return 0;
 }

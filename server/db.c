@@ -3,6 +3,7 @@
  * no state beside the database, so a lost connection is simply reopened on
  * the next statement; requests in between answer 503.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,20 @@ struct thread_db {
 };
 
 static _Thread_local struct thread_db tdb;
+static pthread_key_t tdb_key;
+static pthread_once_t tdb_once = PTHREAD_ONCE_INIT;
+
+/* Close a worker's connection when libmicrohttpd ends the thread. */
+static void tdb_exit(void *arg)
+{
+	(void)arg;
+	db_drop();
+}
+
+static void tdb_key_create(void)
+{
+	pthread_key_create(&tdb_key, tdb_exit);
+}
 
 void db_setup(const char *conninfo)
 {
@@ -75,6 +90,8 @@ PGconn *db_get(void)
 		return NULL;
 	}
 	PQsetNoticeProcessor(tdb.conn, notice_ignore, NULL);
+	pthread_once(&tdb_once, tdb_key_create);
+	pthread_setspecific(tdb_key, &tdb);
 	return tdb.conn;
 }
 

@@ -13,6 +13,12 @@ void jsonw_double(struct buf *b, double d)
 {
 	char tmp[40];
 
+	/* Whole numbers read better without an exponent: 160, not 1.6e+02. */
+	if (d == (double)(long long)d && d > -1e17 && d < 1e17) {
+		snprintf(tmp, sizeof(tmp), "%lld", (long long)d);
+		buf_puts(b, tmp);
+		return;
+	}
 	for (int prec = 1; prec <= 17; prec++) {
 		snprintf(tmp, sizeof(tmp), "%.*g", prec, d);
 		if (strtod(tmp, NULL) == d)

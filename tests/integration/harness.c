@@ -1,0 +1,309 @@
+/*
+ * harness.c - starts kperfd processes for end-to-end tests and talks HTTP
+ * to them. The binary is $KPERF_BIN (build/kperfd by default), so the same
+ * tests drive the sanitizer build.
+ */
+#include <criterion/criterion.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+const char *harness_pg(void)
+{
+	const char *pg = getenv("KPERF_TEST_PG");
+	cr_assert_not_null(pg, "KPERF_TEST_PG is not set: run the tests with scripts/test.sh");
+	return pg;
+}
+
+static void admin_exec(const char *pg, const char *sql)
+{
+	char conninfo[700];
+	PGconn *c;
+	PGresult *r;
+
+	snprintf(conninfo, sizeof(conninfo), "%s dbname=postgres", pg);
+	c = PQconnectdb(conninfo);
+	cr_assert_eq(PQstatus(c), CONNECTION_OK, "test cluster: %s", PQerrorMessage(c));
+	r = PQexec(c, sql);
+	cr_assert_eq(PQresultStatus(r), PGRES_COMMAND_OK, "%s: %s", sql, PQresultErrorMessage(r));
+	PQclear(r);
+	PQfinish(c);
+}
+
+static void spawn(struct kperfd *k)
+{
+	const char *bin = getenv("KPERF_BIN") ? getenv("KPERF_BIN") : "build/kperfd";
+	char portfile[300];
+	FILE *f;
+
+	snprintf(portfile, sizeof(portfile), "%s/port", k->dir);
+	unlink(portfile);
+	k->pid = fork();
+	cr_assert_neq(k->pid, -1);
+	if (k->pid == 0) {
+		int fd = open(k->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		dup2(fd, 2);
+		setenv("KPERF_DATABASE_URL", k->conninfo, 1);
+		setenv("KPERF_BOOTSTRAP_TOKEN", TOKEN_COLLECTOR, 1);
+		setenv("KPERF_BOOTSTRAP_ADMIN_TOKEN", TOKEN_ADMIN, 1);
+		setenv("KPERF_CONFIG", "/dev/null", 1);
+		execl(bin, bin, "serve", "--port", "0", "--threads", "2", "--port-file", portfile,
+		      (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 600; i++) {
+		int status;
+		f = fopen(portfile, "r");
+		if (f) {
+			int ok = fscanf(f, "%d", &k->port) == 1;
+			fclose(f);
+			if (ok)
+				return;
+		}
+		if (waitpid(k->pid, &status, WNOHANG) == k->pid)
+			cr_assert_fail("kperfd exited during start-up; see %s", k->log);
+		usleep(50000);
+	}
+	cr_assert_fail("kperfd did not start in 30 s; see %s", k->log);
+}
+
+void kperfd_start(struct kperfd *k, const char *pg)
+{
+	static int seq;
+	char sql[256];
+
+	memset(k, 0, sizeof(*k));
+	snprintf(k->pg, sizeof(k->pg), "%s", pg ? pg : harness_pg());
+	snprintf(k->db, sizeof(k->db), "kperf_t_%d_%d_%ld", (int)getpid(), seq++,
+		 (long)time(NULL) % 100000);
+	snprintf(k->conninfo, sizeof(k->conninfo), "%s dbname=%s", k->pg, k->db);
+	snprintf(k->dir, sizeof(k->dir), "%s/%s",
+		 getenv("KPERF_TEST_TMP") ? getenv("KPERF_TEST_TMP") : "/tmp", k->db);
+	mkdir(k->dir, 0755);
+	snprintf(k->log, sizeof(k->log), "%s/kperfd.log", k->dir);
+	snprintf(sql, sizeof(sql), "CREATE DATABASE %s", k->db);
+	admin_exec(k->pg, sql);
+	spawn(k);
+}
+
+void kperfd_restart(struct kperfd *k)
+{
+	spawn(k);
+}
+
+void kperfd_kill(struct kperfd *k)
+{
+	int status;
+	if (k->pid > 0) {
+		kill(k->pid, SIGTERM);
+		waitpid(k->pid, &status, 0);
+	}
+	k->pid = 0;
+}
+
+void kperfd_stop(struct kperfd *k)
+{
+	char sql[256];
+	char conninfo[700];
+	PGconn *c;
+
+	kperfd_kill(k);
+	if (!k->db[0])
+		return;
+	/* Best effort: the cluster may be down in a fault test. */
+	snprintf(conninfo, sizeof(conninfo), "%s dbname=postgres", k->pg);
+	c = PQconnectdb(conninfo);
+	if (PQstatus(c) == CONNECTION_OK) {
+		snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS %s WITH (FORCE)", k->db);
+		PQclear(PQexec(c, sql));
+	}
+	PQfinish(c);
+}
+
+static char *read_fd(int fd)
+{
+	size_t cap = 4096, len = 0;
+	char *p = malloc(cap);
+	ssize_t n;
+
+	while ((n = read(fd, p + len, cap - len - 1)) > 0) {
+		len += (size_t)n;
+		if (cap - len < 2)
+			p = realloc(p, cap *= 2);
+	}
+	p[len] = '\0';
+	return p;
+}
+
+int kperfd_cli(struct kperfd *k, const char *const *args, char **out, char **err)
+{
+	const char *bin = getenv("KPERF_BIN") ? getenv("KPERF_BIN") : "build/kperfd";
+	int po[2], pe[2], status;
+	const char *argv[16];
+	pid_t pid;
+	int n = 0;
+
+	argv[n++] = bin;
+	while (*args && n < 15)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	cr_assert_eq(pipe(po), 0);
+	cr_assert_eq(pipe(pe), 0);
+	pid = fork();
+	if (pid == 0) {
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		close(po[0]);
+		close(pe[0]);
+		setenv("KPERF_DATABASE_URL", k->conninfo, 1);
+		setenv("KPERF_CONFIG", "/dev/null", 1);
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	close(po[1]);
+	close(pe[1]);
+	/* Outputs are small: read stdout fully, then stderr. */
+	*out = read_fd(po[0]);
+	*err = read_fd(pe[0]);
+	close(po[0]);
+	close(pe[0]);
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct resp *r = arg;
+	size_t n = size * nmemb;
+	r->body = realloc(r->body, r->len + n + 1);
+	memcpy(r->body + r->len, data, n);
+	r->len += n;
+	r->body[r->len] = '\0';
+	return n;
+}
+
+static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct resp *r = arg;
+	size_t n = size * nmemb;
+	if (n > 13 && !strncasecmp(data, "Retry-After: ", 13))
+		snprintf(r->retry_after, sizeof(r->retry_after), "%.*s", (int)(n - 13 - 2), data + 13);
+	if (n > 14 && !strncasecmp(data, "Content-Type: ", 14))
+		snprintf(r->content_type, sizeof(r->content_type), "%.*s", (int)(n - 14 - 2),
+			 data + 14);
+	return n;
+}
+
+void http_call(const struct kperfd *k, const char *method, const char *path, const char *token,
+	       const char *content_type, const char *body, size_t len, struct resp *r)
+{
+	CURL *h = curl_easy_init();
+	struct curl_slist *hdr = NULL;
+	char url[4096], line[512];
+	CURLcode rc;
+
+	memset(r, 0, sizeof(*r));
+	r->body = calloc(1, 1);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", k->port, path);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(h, CURLOPT_PATH_AS_IS, 1L);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, 60L);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, r);
+	hdr = curl_slist_append(hdr, "Expect:");
+	if (token) {
+		snprintf(line, sizeof(line), "Authorization: Bearer %s", token);
+		hdr = curl_slist_append(hdr, line);
+	}
+	if (content_type) {
+		snprintf(line, sizeof(line), "Content-Type: %s", content_type);
+		hdr = curl_slist_append(hdr, line);
+	}
+	if (body) {
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	}
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+	rc = curl_easy_perform(h);
+	cr_assert_eq(rc, CURLE_OK, "%s %s: %s", method, path, curl_easy_strerror(rc));
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
+	curl_slist_free_all(hdr);
+	curl_easy_cleanup(h);
+}
+
+void http_post_json(const struct kperfd *k, const char *path, const char *token,
+		    const char *body, struct resp *r)
+{
+	http_call(k, "POST", path, token, "application/json", body, strlen(body), r);
+}
+
+void http_get(const struct kperfd *k, const char *path, struct resp *r)
+{
+	http_call(k, "GET", path, NULL, NULL, NULL, 0, r);
+}
+
+void resp_release(struct resp *r)
+{
+	free(r->body);
+	memset(r, 0, sizeof(*r));
+}
+
+json_t *resp_json(const struct resp *r)
+{
+	json_error_t err;
+	json_t *j = json_loadb(r->body, r->len, JSON_DECODE_INT_AS_REAL, &err);
+	cr_assert_not_null(j, "response is not JSON (%s): %.300s", err.text, r->body);
+	return j;
+}
+
+PGconn *harness_db(const struct kperfd *k)
+{
+	PGconn *c = PQconnectdb(k->conninfo);
+	cr_assert_eq(PQstatus(c), CONNECTION_OK, "%s", PQerrorMessage(c));
+	return c;
+}
+
+long harness_count(const struct kperfd *k, const char *sql)
+{
+	PGconn *c = harness_db(k);
+	PGresult *r = PQexec(c, sql);
+	long v;
+
+	cr_assert_eq(PQresultStatus(r), PGRES_TUPLES_OK, "%s: %s", sql, PQresultErrorMessage(r));
+	v = strtol(PQgetvalue(r, 0, 0), NULL, 10);
+	PQclear(r);
+	PQfinish(c);
+	return v;
+}
+
+char *harness_slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *p;
+	long n;
+
+	cr_assert_not_null(f, "cannot open %s: %s", path, strerror(errno));
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	p = malloc((size_t)n + 1);
+	cr_assert_eq(fread(p, 1, (size_t)n, f), (size_t)n);
+	p[n] = '\0';
+	fclose(f);
+	if (len)
+		*len = (size_t)n;
+	return p;
+}

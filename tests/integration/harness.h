@@ -1,0 +1,69 @@
+/*
+ * harness.h - end-to-end test machinery: a real kperfd on a free port
+ * against a throwaway database of the test PostgreSQL cluster (started by
+ * scripts/test.sh), driven over HTTP with libcurl.
+ */
+#ifndef KPERF_HARNESS_H
+#define KPERF_HARNESS_H
+
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define TOKEN_COLLECTOR "test_collector_token_0001"
+#define TOKEN_ADMIN "test_admin_token_00000001"
+
+struct kperfd {
+	pid_t pid;
+	int port;
+	char db[64];
+	char pg[512];       /* server conninfo without dbname */
+	char conninfo[768]; /* with dbname */
+	char dir[256];      /* port file and log */
+	char log[300];
+};
+
+struct resp {
+	long status;
+	char *body;
+	size_t len;
+	char retry_after[32];
+	char content_type[128];
+};
+
+/* The test cluster's conninfo (KPERF_TEST_PG), asserting it is set. */
+const char *harness_pg(void);
+
+/* Create a fresh database on pg (NULL: the test cluster) and start kperfd on it. */
+void kperfd_start(struct kperfd *k, const char *pg);
+/* Start kperfd again on k's existing database (after kperfd_kill). */
+void kperfd_restart(struct kperfd *k);
+/* Stop kperfd only (SIGTERM, wait). */
+void kperfd_kill(struct kperfd *k);
+/* Stop kperfd and drop its database. */
+void kperfd_stop(struct kperfd *k);
+
+/* Run kperfd with args (e.g. "token", "list") on k's database; returns the exit
+ * status, stdout into *out (malloc'd, may be NULL) and stderr into *err. */
+int kperfd_cli(struct kperfd *k, const char *const *args, char **out, char **err);
+
+/* One HTTP request; body may be NULL. Asserts the transport worked. */
+void http_call(const struct kperfd *k, const char *method, const char *path, const char *token,
+	       const char *content_type, const char *body, size_t len, struct resp *r);
+void http_post_json(const struct kperfd *k, const char *path, const char *token,
+		    const char *body, struct resp *r);
+void http_get(const struct kperfd *k, const char *path, struct resp *r);
+void resp_release(struct resp *r);
+
+/* Parse a response body (numbers as doubles); asserts it is JSON. */
+json_t *resp_json(const struct resp *r);
+
+/* A database connection to k's database, and a one-value query helper. */
+PGconn *harness_db(const struct kperfd *k);
+long harness_count(const struct kperfd *k, const char *sql);
+
+/* Whole file, NUL-terminated; asserts it can be read. */
+char *harness_slurp(const char *path, size_t *len);
+
+#endif
