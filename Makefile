@@ -19,10 +19,9 @@ CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover
 LDFLAGS  += -fsanitize=$(SANITIZE)
 endif
 
-STATS_WIP  := $(wildcard server/stats*.c tests/unit/test_stats*.c)
-SERVER_SRC := $(filter-out server/main.c $(STATS_WIP),$(wildcard server/*.c)) $(wildcard api/*.c)
+SERVER_SRC := $(filter-out server/main.c,$(wildcard server/*.c)) $(wildcard api/*.c)
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/migrations.o
-TEST_SRC   := $(filter-out $(STATS_WIP),$(wildcard tests/unit/*.c) $(wildcard tests/integration/*.c))
+TEST_SRC   := $(wildcard tests/unit/*.c) $(wildcard tests/integration/*.c)
 TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 MIGRATIONS := $(sort $(wildcard migrations/[0-9][0-9][0-9]_*.sql))
 VENDOR     := static/vendor/chart.umd.min.js static/vendor/chartjs-plugin-zoom.min.js \

@@ -26,6 +26,7 @@ KPERF_PG_OPTIONS="-c fsync=off -c synchronous_commit=off -c full_page_writes=off
 export KPERF_TEST_PG="host=$tmp/pg/sock port=$pgport user=kperf"
 export KPERF_TEST_TMP="$tmp"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 status=0

@@ -12,6 +12,7 @@
 #include "db.h"
 #include "http.h"
 #include "migrate.h"
+#include "stats.h"
 #include "token.h"
 #include "util.h"
 
@@ -161,6 +162,7 @@ int main(int argc, char **argv)
 	int argi = 1;
 
 	setvbuf(stderr, NULL, _IOLBF, 0);
+	stats_init();
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		usage();
 		return 0;

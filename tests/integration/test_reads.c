@@ -1,0 +1,264 @@
+/*
+ * test_reads.c - what is stored, read back: lists and their parameters,
+ * commits described ahead of results, health, Prometheus counters, the
+ * static files (and traversal attempts), request logs and migrations.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static struct kperfd K;
+
+static void setup(void)
+{
+	kperfd_start(&K, NULL);
+}
+
+static void teardown(void)
+{
+	kperfd_stop(&K);
+}
+
+TestSuite(reads, .init = setup, .fini = teardown, .timeout = 120);
+
+static json_t *get_json(const char *path, long want)
+{
+	struct resp r;
+	json_t *j;
+
+	http_get(&K, path, &r);
+	cr_assert_eq(r.status, want, "%s: %ld %s", path, r.status, r.body);
+	j = resp_json(&r);
+	resp_release(&r);
+	return j;
+}
+
+static void post(const char *path, const char *body, long want)
+{
+	struct resp r;
+	http_post_json(&K, path, TOKEN_COLLECTOR, body, &r);
+	cr_assert_eq(r.status, want, "%s: %ld %s", path, r.status, r.body);
+	resp_release(&r);
+}
+
+#define SHA1 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1"
+#define SHA2 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa2"
+#define SHA3 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa3"
+
+static void seed(void)
+{
+	size_t len;
+	char *example = harness_slurp("tests/fixtures/contract-example.json", &len);
+
+	post("/api/v1/runs", example, 201);
+	free(example);
+	post("/api/v1/commits",
+	     "[{\"sha\":\"" SHA1 "\",\"subject\":\"mm: base\",\"date\":\"2020-08-20T00:00:00Z\"},"
+	     "{\"sha\":\"" SHA2 "\",\"parent\":\"" SHA1 "\",\"subject\":\"mm/lru: one\","
+	     "\"series\":\"per-memcg-lru_lock v18\",\"files\":[\"mm/swap.c\"],"
+	     "\"date\":\"2020-08-21T00:00:00Z\"},"
+	     "{\"sha\":\"" SHA3 "\",\"parent\":\"" SHA2 "\",\"subject\":\"mm/lru: two\","
+	     "\"series\":\"per-memcg-lru_lock v18\",\"files\":[\"mm/vmscan.c\"],"
+	     "\"date\":\"2020-08-22T00:00:00Z\"}]",
+	     201);
+	for (int i = 0; i < 3; i++) {
+		char body[512];
+		snprintf(body, sizeof(body),
+			 "{\"run_id\":\"rd-%d\",\"machine\":{\"name\":\"box%d\"},"
+			 "\"kernel\":{\"commit\":\"%s\"},\"test\":{\"suite\":\"readtwice\"},"
+			 "\"started_at\":\"2020-08-2%dT12:00:00Z\","
+			 "\"metrics\":{\"readtwice.throughput\":[%d]}}",
+			 i, i % 2, i == 2 ? SHA3 : SHA2, 3 + i, 100 + i);
+		post("/api/v1/runs", body, 201);
+	}
+}
+
+Test(reads, lists_and_filters)
+{
+	json_t *j, *it;
+
+	seed();
+	j = get_json("/api/v1/runs", 200);
+	cr_expect_eq(json_number_value(json_object_get(j, "total")), 4);
+	cr_expect_eq(json_number_value(json_object_get(j, "limit")), 100);
+	cr_expect_eq(json_number_value(json_object_get(j, "offset")), 0);
+	/* newest first */
+	it = json_array_get(json_object_get(j, "items"), 0);
+	cr_expect_str_eq(json_string_value(json_object_get(it, "run_id")), "rd-2");
+	json_decref(j);
+
+	j = get_json("/api/v1/runs?machine=box0&suite=readtwice", 200);
+	cr_expect_eq(json_number_value(json_object_get(j, "total")), 2);
+	json_decref(j);
+	j = get_json("/api/v1/runs?commit=1431d4d11abb", 200);
+	cr_expect_eq(json_number_value(json_object_get(j, "total")), 1);
+	json_decref(j);
+	j = get_json("/api/v1/runs?commit=5.8.0-rc1-00123-g1431d4d11abb", 200);
+	cr_expect_eq(json_number_value(json_object_get(j, "total")), 1);
+	json_decref(j);
+	j = get_json("/api/v1/runs?limit=1&offset=1", 200);
+	cr_expect_eq(json_number_value(json_object_get(j, "total")), 4);
+	cr_expect_eq(json_array_size(json_object_get(j, "items")), 1);
+	it = json_array_get(json_object_get(j, "items"), 0);
+	cr_expect_str_eq(json_string_value(json_object_get(it, "run_id")), "rd-1");
+	json_decref(j);
+
+	j = get_json("/api/v1/machines", 200);
+	cr_expect_eq(json_number_value(json_object_get(j, "total")), 3);
+	it = json_array_get(json_object_get(j, "items"), 2);
+	cr_expect_str_eq(json_string_value(json_object_get(it, "name")), "lkp-bdw-ex2");
+	cr_expect_eq(json_number_value(json_object_get(it, "nr_cpus")), 160);
+	cr_expect_eq(json_number_value(json_object_get(it, "runs")), 1);
+	json_decref(j);
+
+	j = get_json("/api/v1/tests", 200);
+	cr_expect_eq(json_number_value(json_object_get(j, "total")), 2);
+	json_decref(j);
+	j = get_json("/api/v1/metrics?metric=vm-scalability.*", 200);
+	cr_expect_eq(json_number_value(json_object_get(j, "total")), 1);
+	it = json_array_get(json_object_get(j, "items"), 0);
+	cr_expect_str_eq(json_string_value(json_object_get(it, "unit")), "KB/s");
+	json_decref(j);
+	j = get_json("/api/v1/metrics?metric=*_lock_*", 200);
+	cr_expect_eq(json_number_value(json_object_get(j, "total")), 1);
+	json_decref(j);
+}
+
+Test(reads, commits_with_parents_and_series)
+{
+	json_t *j, *it;
+
+	seed();
+	j = get_json("/api/v1/commits?series=per-memcg-lru_lock", 200);
+	cr_expect_eq(json_number_value(json_object_get(j, "total")), 2);
+	it = json_array_get(json_object_get(j, "items"), 0);
+	cr_expect_str_eq(json_string_value(json_object_get(it, "sha")), SHA3);
+	cr_expect_str_eq(json_string_value(json_object_get(it, "parent")), SHA2);
+	cr_expect_str_eq(json_string_value(json_object_get(it, "series_name")), "per-memcg-lru_lock");
+	cr_expect_eq(json_number_value(json_object_get(it, "series_version")), 18);
+	cr_expect_str_eq(json_string_value(json_array_get(json_object_get(it, "files"), 0)),
+			 "mm/vmscan.c");
+	cr_expect_eq(json_number_value(json_object_get(it, "runs")), 1);
+	json_decref(j);
+	/* a run's kernel block is a commit description too */
+	j = get_json("/api/v1/commits", 200);
+	cr_expect_eq(json_number_value(json_object_get(j, "total")), 4);
+	json_decref(j);
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM commits WHERE sha = "
+				       "'1431d4d11abb265e79cd44bed2f5ea93f1bcc57b' AND parent_sha = "
+				       "'a4fe1631f313f75c9d8f4b5e0e9cba1c1bd1d68e' AND series_version = 1"),
+		     1);
+	/* describing a commit again fills in, never erases */
+	post("/api/v1/commits", "{\"commits\":[{\"sha\":\"" SHA1 "\",\"branch\":\"mm-unstable\"}]}",
+	     201);
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM commits WHERE sha = '" SHA1
+				       "' AND subject = 'mm: base' AND branch = 'mm-unstable'"),
+		     1);
+}
+
+Test(reads, list_parameters_are_checked)
+{
+	static const char *const bad[][2] = {
+		{"/api/v1/runs?limit=0", "limit"},	  {"/api/v1/runs?limit=1001", "limit"},
+		{"/api/v1/runs?limit=abc", "limit"},	  {"/api/v1/runs?limit=1.5", "limit"},
+		{"/api/v1/machines?offset=-1", "offset"}, {"/api/v1/commits?offset=x", "offset"},
+		{"/api/v1/metrics?limit=", "limit"},	  {"/api/v1/tests?limit=+5", "limit"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		json_t *j = get_json(bad[i][0], 400);
+		cr_expect_str_eq(json_string_value(json_object_get(j, "field")), bad[i][1], "%s",
+				 bad[i][0]);
+		cr_expect_str_eq(json_string_value(json_object_get(j, "error")), "invalid");
+		json_decref(j);
+	}
+	json_decref(get_json("/api/v1/runs?limit=1000&offset=5", 200));
+}
+
+Test(reads, health_metrics_and_log)
+{
+	struct resp r;
+	json_t *j;
+	char *log;
+
+	seed();
+	j = get_json("/healthz", 200);
+	cr_expect_str_eq(json_string_value(json_object_get(j, "status")), "ok");
+	json_decref(j);
+	http_get(&K, "/metrics", &r);
+	cr_expect_eq(r.status, 200);
+	cr_expect(strstr(r.body, "kperf_runs_created_total 4\n") != NULL, "%s", r.body);
+	cr_expect(strstr(r.body, "kperf_samples_created_total 7\n") != NULL, "%s", r.body);
+	resp_release(&r);
+	http_get(&K, "/api/v1/runs/does-not-exist", &r);
+	cr_expect_eq(r.status, 404);
+	resp_release(&r);
+	/* the line is written when the request completes, just after the answer */
+	for (int i = 0; i < 100; i++) {
+		log = harness_slurp(K.log, NULL);
+		if (strstr(log, "GET /api/v1/runs/does-not-exist 404 "))
+			break;
+		free(log);
+		log = NULL;
+		usleep(20000);
+	}
+	cr_assert_not_null(log, "no log line for the 404");
+	cr_expect(strstr(log, "POST /api/v1/runs 201 ") != NULL);
+	cr_expect(strstr(log, "GET /healthz 200 31 ") != NULL, "log:\n%s", log);
+	free(log);
+}
+
+Test(reads, static_files_stay_inside)
+{
+	static const char *const outside[] = {
+		"/static/../../etc/passwd",	    "/static/%2e%2e/%2e%2e/etc/passwd",
+		"/static/..%2f..%2fetc%2fpasswd",   "/static/./index.html",
+		"/static//etc/passwd",		    "/static/nonexistent.js",
+	};
+	struct resp r;
+
+	http_get(&K, "/", &r);
+	cr_expect_eq(r.status, 200);
+	cr_expect(strstr(r.content_type, "text/html") != NULL, "%s", r.content_type);
+	cr_expect(strstr(r.body, "<title>kperf") != NULL);
+	resp_release(&r);
+	http_get(&K, "/static/vendor/chart.umd.min.js", &r);
+	cr_expect_eq(r.status, 200, "Chart.js must be served locally");
+	cr_expect(strstr(r.body, "Chart") != NULL);
+	resp_release(&r);
+	for (size_t i = 0; i < sizeof(outside) / sizeof(outside[0]); i++) {
+		http_get(&K, outside[i], &r);
+		cr_expect(r.status == 404 || r.status == 400, "%s: %ld", outside[i], r.status);
+		cr_expect_null(strstr(r.body, "root:"), "%s leaked a file", outside[i]);
+		resp_release(&r);
+	}
+}
+
+Test(reads, migrations_apply_once_and_refuse_newer_schemas)
+{
+	const char *migrate[] = {"migrate", NULL};
+	char *out, *err;
+	long versions = harness_count(&K, "SELECT count(*) FROM schema_migrations");
+
+	cr_expect_geq(versions, 1);
+	kperfd_kill(&K);
+	kperfd_restart(&K);
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM schema_migrations"), versions);
+	cr_assert_eq(kperfd_cli(&K, migrate, &out, &err), 0, "%s", err);
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM schema_migrations"), versions);
+	free(out);
+	free(err);
+
+	{
+		PGconn *c = harness_db(&K);
+		PQclear(PQexec(c, "INSERT INTO schema_migrations (version, name) VALUES (999, 'future')"));
+		PQfinish(c);
+	}
+	cr_assert_eq(kperfd_cli(&K, migrate, &out, &err), 1);
+	cr_expect(strstr(err, "newer than this kperfd") != NULL, "%s", err);
+	free(out);
+	free(err);
+}
