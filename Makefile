@@ -92,3 +92,6 @@ clean:
 	rm -rf build build-asan
 
 -include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/obj/*/*/*.d)
+
+# kperf-collect, the lab-machine collector (its own sources and tests).
+-include collectors/collect.mk

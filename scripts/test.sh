@@ -9,6 +9,7 @@ start=$(date +%s)
 jobs=$(nproc 2>/dev/null || echo 2)
 make -j"$jobs" all
 make -j"$jobs" BUILD=build-asan SANITIZE=address,undefined build-asan/kperfd build-asan/tests/kperf-tests
+[ -f collectors/collect.mk ] && make -j"$jobs" BUILD=build-asan SANITIZE=address,undefined build-asan/kperf-collect build-asan/tests/collect-tests
 
 tmp=$(mktemp -d /tmp/kperf-test.XXXXXX)
 chmod 755 "$tmp"
@@ -32,6 +33,12 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 status=0
 echo "== tests (build/)"
 KPERF_BIN=build/kperfd build/tests/kperf-tests --jobs "$jobs" "$@" || status=1
+if [ -x build/tests/collect-tests ]; then
+	echo "== collector tests (build/)"
+	KPERF_BIN=build/kperfd KPERF_COLLECT_BIN=build/kperf-collect build/tests/collect-tests --jobs "$jobs" "$@" || status=1
+	echo "== collector tests under ASan + UBSan (build-asan/)"
+	KPERF_BIN=build-asan/kperfd KPERF_COLLECT_BIN=build-asan/kperf-collect build-asan/tests/collect-tests --jobs "$jobs" "$@" || status=1
+fi
 echo "== tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)"
 KPERF_BIN=build-asan/kperfd build-asan/tests/kperf-tests --jobs "$jobs" "$@" 2>&1 | tee "$tmp/asan.out" || status=1
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
