@@ -232,6 +232,8 @@ void http_call(const struct kperfd *k, const char *method, const char *path, con
 		snprintf(line, sizeof(line), "Content-Type: %s", content_type);
 		hdr = curl_slist_append(hdr, line);
 	}
+	if (content_type && getenv("KPERF_TEST_CHUNKED"))
+		hdr = curl_slist_append(hdr, "Transfer-Encoding: chunked");
 	if (body) {
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
 		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);

@@ -356,7 +356,15 @@ Test(ingest, body_limit)
 	cr_expect_str_eq(json_string_value(json_object_get(j, "error")), "too_large");
 	json_decref(j);
 	resp_release(&r);
+
+	/* chunked, no Content-Length: refused while reading, nothing stored */
+	setenv("KPERF_TEST_CHUNKED", "1", 1);
+	http_call(&K, "POST", "/api/v1/runs", TOKEN_COLLECTOR, "application/json", big, n, &r);
+	unsetenv("KPERF_TEST_CHUNKED");
+	cr_expect_eq(r.status, 413, "chunked: %ld %s", r.status, r.body);
+	resp_release(&r);
 	free(big);
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM run"), 0);
 
 	/* a body just under the limit is read and judged on its content */
 	http_post_json(&K, "/api/v1/runs", TOKEN_COLLECTOR, SMALL_RUN("l1", ""), &r);
