@@ -24,5 +24,6 @@ void api_tests_list(struct request *rq, struct reply *rp);
 void api_metrics_list(struct request *rq, struct reply *rp);
 void api_healthz(struct request *rq, struct reply *rp);
 void api_prometheus(struct request *rq, struct reply *rp);
+void api_compare(struct request *rq, struct reply *rp);
 
 #endif

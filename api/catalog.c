@@ -6,6 +6,7 @@
 
 #include "../server/db.h"
 #include "api.h"
+#include "query.h"
 
 void api_list(struct request *rq, struct reply *rp, const char *sql, int n,
 	      const char *const *params, long limit, long offset)
@@ -74,16 +75,31 @@ void api_tests_list(struct request *rq, struct reply *rp)
 	list2(rq, rp, SQL_TESTS, "suite");
 }
 
-/* metric= is a glob: * and ? become LIKE wildcards, LIKE's own are escaped. */
+/* metric= is a glob, turned into a LIKE pattern by query_glob_like. */
 static const char SQL_METRICS[] =
 	"WITH f AS (SELECT m.id, m.name, m.unit, m.direction FROM metric m"
-	" WHERE ($1::text IS NULL OR m.name LIKE replace(replace(replace(replace(replace($1,"
-	"  '\\', '\\\\'), '%', '\\%'), '_', '\\_'), '*', '%'), '?', '_')))"
+	" WHERE ($1::text IS NULL OR m.name LIKE $1))"
 	" SELECT (SELECT count(*) FROM f),"
 	" coalesce((SELECT json_agg(p) FROM (SELECT * FROM f ORDER BY name"
 	"  LIMIT $2 OFFSET $3) p), '[]')";
 
 void api_metrics_list(struct request *rq, struct reply *rp)
 {
-	list2(rq, rp, SQL_METRICS, "metric");
+	const char *glob = http_query(rq, "metric");
+	struct buf like = BUF_INIT;
+	const char *params[3];
+	char lim[24], off[24];
+	long limit, offset;
+
+	if (http_list_params(rq, rp, &limit, &offset))
+		return;
+	if (glob)
+		query_glob_like(&like, glob);
+	snprintf(lim, sizeof(lim), "%ld", limit);
+	snprintf(off, sizeof(off), "%ld", offset);
+	params[0] = glob ? buf_str(&like) : NULL;
+	params[1] = lim;
+	params[2] = off;
+	api_list(rq, rp, SQL_METRICS, 3, params, limit, offset);
+	buf_release(&like);
 }

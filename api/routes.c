@@ -17,6 +17,7 @@ const struct route routes[] = {
 	{"GET", "/api/v1/machines", api_machines_list, AUTH_PUBLIC, 0},
 	{"GET", "/api/v1/tests", api_tests_list, AUTH_PUBLIC, 0},
 	{"GET", "/api/v1/metrics", api_metrics_list, AUTH_PUBLIC, 0},
+	{"GET", "/api/v1/compare", api_compare, AUTH_PUBLIC, 0},
 	{"GET", "/healthz", api_healthz, AUTH_PUBLIC, 0},
 	{"GET", "/metrics", api_prometheus, AUTH_PUBLIC, 0},
 	{"GET", "/", static_serve, AUTH_PUBLIC, 0},

@@ -1,0 +1,467 @@
+/*
+ * compare.c - GET /api/v1/compare: resolve the refs, load each side's
+ * samples (one statement per side, grouped by run and metric), pair them by
+ * trend key minus the qualified fields, and answer rows as JSON, or the
+ * LKP / mmtests / CSV text.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../server/db.h"
+#include "../server/jsonw.h"
+#include "../server/util.h"
+#include "api.h"
+#include "compare.h"
+#include "query.h"
+
+/*
+ * Per (run, metric) of one side: key fields with the qualified keys removed
+ * from params and variant ($2), the direction a run or the metric table
+ * gives, and the values in iteration order.
+ */
+static const char SQL_SIDE[] =
+	"SELECT m.name, t.suite, (t.params - $2::text[])::text, (v.knobs - $2::text[])::text,"
+	" mt.name, coalesce(r.doc->'directions'->>mt.name, mt.direction, ''), r.id,"
+	" array_agg(s.value ORDER BY s.iteration)::text"
+	" FROM run r JOIN machine m ON m.id = r.machine_id JOIN test t ON t.id = r.test_id"
+	" JOIN variant v ON v.id = r.variant_id JOIN sample s ON s.run_id = r.id"
+	" JOIN metric mt ON mt.id = s.metric_id"
+	" WHERE r.commit_id = ANY($1::bigint[]) AND r.valid"
+	"  AND (v.knobs || t.params) @> $3::jsonb"
+	"  AND ($4::text IS NULL OR t.suite = $4) AND ($5::text IS NULL OR m.name = $5)"
+	"  AND ($6::text IS NULL OR mt.name LIKE $6)"
+	"  AND ($7::jsonb IS NULL OR v.knobs - $2::text[] = $7::jsonb - $2::text[])"
+	"  AND ($8::jsonb IS NULL OR t.params - $2::text[] = $8::jsonb - $2::text[])"
+	" GROUP BY m.name, t.suite, t.params, v.knobs, mt.name, mt.direction, r.id"
+	" ORDER BY r.id";
+
+/* What a side's runs were, besides the kernel: config, cmdline, knobs, machine. */
+static const char SQL_ENV[] =
+	"WITH r AS (SELECT * FROM run WHERE id = ANY($1::bigint[]))"
+	" SELECT jsonb_build_object("
+	" 'config', (SELECT coalesce(jsonb_object_agg(k, vals), '{}') FROM (SELECT e.key AS k,"
+	"   jsonb_agg(DISTINCT e.value) AS vals FROM r, jsonb_each(r.doc->'kernel'->'config') e"
+	"   GROUP BY e.key) x),"
+	" 'cmdline', (SELECT jsonb_build_object('cmdline', coalesce(jsonb_agg(DISTINCT"
+	"   r.doc->'kernel'->'cmdline') FILTER (WHERE r.doc->'kernel' ? 'cmdline'), '[]')) FROM r),"
+	" 'variant', (SELECT coalesce(jsonb_object_agg(k, vals), '{}') FROM (SELECT e.key AS k,"
+	"   jsonb_agg(DISTINCT e.value) AS vals FROM r JOIN variant v ON v.id = r.variant_id,"
+	"   jsonb_each(v.knobs) e GROUP BY e.key) x),"
+	" 'machine', (SELECT coalesce(jsonb_object_agg(k, vals), '{}') FROM (SELECT e.key AS k,"
+	"   jsonb_agg(DISTINCT e.value) AS vals FROM r JOIN machine m ON m.id = r.machine_id,"
+	"   jsonb_each(jsonb_strip_nulls(jsonb_build_object('name', m.name, 'cpu_model',"
+	"   m.cpu_model, 'nr_cpus', m.nr_cpus, 'sockets', m.sockets, 'memory_mb', m.memory_mb,"
+	"   'numa_nodes', m.numa_nodes))) e GROUP BY e.key) x))::text";
+
+/* Parse PostgreSQL's float8[] text "{1,2.5,3}"; returns the count. */
+static size_t parse_array(const char *s, double **out, size_t *cap)
+{
+	size_t n = 0;
+
+	if (*s == '{')
+		s++;
+	while (*s && *s != '}') {
+		char *end;
+		double v = strtod(s, &end);
+		if (end == s)
+			break;
+		if (n == *cap) {
+			*cap = *cap ? *cap * 2 : 16;
+			*out = xrealloc(*out, *cap * sizeof(double));
+		}
+		(*out)[n++] = v;
+		s = *end == ',' ? end + 1 : end;
+	}
+	return n;
+}
+
+static int load_side(PGconn *c, struct compare_req *q, int side, const char *const *filters,
+		     struct reply *rp)
+{
+	const char *params[8];
+	struct buf ids = BUF_INIT;
+	double *vals = NULL;
+	size_t cap = 0;
+	char *qual = jsonw_dump(q->refs[side].qual, 1);
+	const char *last_run = "";
+	PGresult *r;
+
+	params[0] = q->refs[side].commit_ids;
+	params[1] = filters[0];
+	params[2] = qual;
+	for (int i = 3; i < 8; i++)
+		params[i] = filters[i - 2];
+	r = db_exec(c, SQL_SIDE, 8, params);
+	free(qual);
+	if (!db_ok(r)) {
+		reply_db_error(rp, c, r, "loading samples");
+		PQclear(r);
+		return -1;
+	}
+	buf_putc(&ids, '{');
+	for (int i = 0; i < PQntuples(r); i++) {
+		const char *metric = PQgetvalue(r, i, 4);
+		enum direction d = direction_parse(PQgetvalue(r, i, 5), direction_of_name(metric));
+		struct cmp_key *k = cmp_set_key(&q->set, PQgetvalue(r, i, 0), PQgetvalue(r, i, 1),
+						PQgetvalue(r, i, 2), PQgetvalue(r, i, 3), metric, d);
+		size_t n = parse_array(PQgetvalue(r, i, 7), &vals, &cap);
+
+		cmp_cell_add_run(&k->cell[side], vals, n);
+		if (strcmp(last_run, PQgetvalue(r, i, 6))) {
+			last_run = PQgetvalue(r, i, 6);
+			buf_printf(&ids, "%s%s", q->runs[side] ? "," : "", last_run);
+			q->runs[side]++;
+		}
+	}
+	buf_putc(&ids, '}');
+	q->run_ids[side] = buf_detach(&ids, NULL);
+	free(vals);
+	PQclear(r);
+	return 0;
+}
+
+static void put_num(struct buf *b, double v)
+{
+	if (isfinite(v))
+		jsonw_double(b, v);
+	else
+		buf_puts(b, "null");
+}
+
+static void put_str(struct buf *b, const char *s)
+{
+	if (s)
+		jsonw_string(b, s, strlen(s));
+	else
+		buf_puts(b, "null");
+}
+
+static void put_side_ref(struct buf *b, const struct compare_req *q, int i)
+{
+	const struct ref *r = &q->refs[i];
+	buf_puts(b, "{\"ref\":");
+	put_str(b, r->text);
+	buf_puts(b, ",\"commit\":");
+	put_str(b, r->sha);
+	buf_puts(b, ",\"subject\":");
+	put_str(b, r->subject);
+	buf_puts(b, ",\"qualifiers\":");
+	jsonw_value(b, r->qual, 1);
+	buf_printf(b, ",\"runs\":%zu}", q->runs[i]);
+}
+
+static void put_summary(struct buf *b, const struct cmp_side *s)
+{
+	buf_printf(b, "{\"n\":%zu,\"mean\":", s->n);
+	put_num(b, s->mean);
+	buf_puts(b, ",\"stddev_pct\":");
+	put_num(b, s->stddev_pct);
+	buf_puts(b, ",\"min\":");
+	put_num(b, s->min);
+	buf_puts(b, ",\"max\":");
+	put_num(b, s->max);
+	buf_putc(b, '}');
+}
+
+static void put_row(struct buf *b, const struct compare_req *q, const struct cmp_row *row)
+{
+	const struct cmp_key *k = row->key;
+
+	buf_puts(b, "{\"machine\":");
+	put_str(b, k->machine);
+	buf_puts(b, ",\"suite\":");
+	put_str(b, k->suite);
+	buf_printf(b, ",\"params\":%s,\"variant\":%s,\"metric\":", k->params, k->variant);
+	put_str(b, k->metric);
+	buf_puts(b, ",\"direction\":");
+	put_str(b, direction_name(k->direction));
+	buf_puts(b, ",\"target_ref\":");
+	put_str(b, q->refs[row->target].text);
+	buf_puts(b, ",\"base\":");
+	put_summary(b, &row->base);
+	buf_puts(b, ",\"target\":");
+	put_summary(b, &row->tgt);
+	buf_puts(b, ",\"change_pct\":");
+	put_num(b, row->change_pct);
+	buf_puts(b, ",\"change_abs\":");
+	put_num(b, row->change_abs);
+	buf_puts(b, ",\"welch\":");
+	if (row->welch_ok) {
+		buf_puts(b, "{\"p_value\":");
+		put_num(b, row->welch.p);
+		buf_puts(b, ",\"t\":");
+		put_num(b, row->welch.t);
+		buf_puts(b, ",\"df\":");
+		put_num(b, row->welch.df);
+		buf_puts(b, ",\"ci95\":[");
+		put_num(b, row->welch.ci_lo);
+		buf_putc(b, ',');
+		put_num(b, row->welch.ci_hi);
+		buf_puts(b, "],\"ci95_pct\":[");
+		put_num(b, row->welch.ci_lo_pct);
+		buf_putc(b, ',');
+		put_num(b, row->welch.ci_hi_pct);
+		buf_puts(b, "]}");
+	} else {
+		buf_puts(b, "null");
+	}
+	buf_printf(b, ",\"lkp_changed\":%s,\"verdict\":\"%s\"}", row->lkp_changed ? "true" : "false",
+		   verdict_name(row->verdict));
+}
+
+int compare_row_shown(const struct compare_req *q, const struct cmp_row *row)
+{
+	return !q->significant || row->verdict != VERDICT_NOISE;
+}
+
+/* environment_diff: every config option, cmdline, knob or machine fact whose
+ * values differ between the base's runs and a target's. */
+static int put_env_diff(PGconn *c, const struct compare_req *q, struct buf *b,
+			struct reply *rp)
+{
+	static const char *const kinds[] = {"config", "cmdline", "variant", "machine"};
+	json_t *env[COMPARE_SIDES_MAX] = {0};
+	int first = 1, rc = -1;
+
+	for (int s = 0; s < q->nrefs; s++) {
+		const char *params[1] = {q->run_ids[s]};
+		PGresult *r = db_exec(c, SQL_ENV, 1, params);
+		if (!db_ok(r) || PQntuples(r) != 1) {
+			reply_db_error(rp, c, r, "reading run environments");
+			PQclear(r);
+			goto out;
+		}
+		env[s] = json_loads(PQgetvalue(r, 0, 0), 0, NULL);
+		PQclear(r);
+		if (!env[s])
+			env[s] = json_object();
+	}
+	buf_putc(b, '[');
+	for (int t = 1; t < q->nrefs; t++) {
+		for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+			json_t *bk = json_object_get(env[0], kinds[i]);
+			json_t *tk = json_object_get(env[t], kinds[i]);
+			json_t *keys = json_object();
+			const char *key;
+			json_t *v;
+
+			json_object_foreach(bk, key, v)
+				json_object_set(keys, key, json_true());
+			json_object_foreach(tk, key, v)
+				json_object_set(keys, key, json_true());
+			json_object_foreach(keys, key, v) {
+				json_t *bv = json_object_get(bk, key), *tv = json_object_get(tk, key);
+				json_t *empty = json_array();
+				if (!json_equal(bv ? bv : empty, tv ? tv : empty)) {
+					if (!first)
+						buf_putc(b, ',');
+					first = 0;
+					buf_puts(b, "{\"kind\":");
+					put_str(b, kinds[i]);
+					buf_puts(b, ",\"key\":");
+					put_str(b, key);
+					buf_puts(b, ",\"target_ref\":");
+					put_str(b, q->refs[t].text);
+					buf_puts(b, ",\"base\":");
+					jsonw_value(b, bv ? bv : empty, 1);
+					buf_puts(b, ",\"target\":");
+					jsonw_value(b, tv ? tv : empty, 1);
+					buf_putc(b, '}');
+				}
+				json_decref(empty);
+			}
+			json_decref(keys);
+		}
+	}
+	buf_putc(b, ']');
+	rc = 0;
+out:
+	for (int s = 0; s < q->nrefs; s++)
+		json_decref(env[s]);
+	return rc;
+}
+
+static int answer_json(PGconn *c, const struct compare_req *q, struct reply *rp)
+{
+	struct buf *b = &rp->body;
+	int first = 1;
+
+	buf_puts(b, "{\"base\":");
+	put_side_ref(b, q, 0);
+	buf_puts(b, ",\"targets\":[");
+	for (int i = 1; i < q->nrefs; i++) {
+		if (i > 1)
+			buf_putc(b, ',');
+		put_side_ref(b, q, i);
+	}
+	buf_puts(b, "],\"environment_diff\":");
+	if (put_env_diff(c, q, b, rp))
+		return -1;
+	buf_puts(b, ",\"rows\":[");
+	for (size_t i = 0; i < q->set.nkeys; i++) {
+		for (int t = 1; t < q->nrefs; t++) {
+			struct cmp_row row;
+			if (cmp_row_compute(q->set.keys[i], t, &row) || !compare_row_shown(q, &row))
+				continue;
+			if (!first)
+				buf_putc(b, ',');
+			first = 0;
+			put_row(b, q, &row);
+		}
+	}
+	buf_puts(b, "]}");
+	rp->status = 200;
+	rp->content_type = "application/json";
+	return 0;
+}
+
+/* Read the request's refs and filters. Returns 0 or -1 (answered 400). */
+static int read_request(struct request *rq, struct reply *rp, struct compare_req *q,
+			const char **filters, struct buf *like, struct buf *qual_keys,
+			char **variant, char **params)
+{
+	const char *targets[COMPARE_SIDES_MAX];
+	const char *base = http_query(rq, "base");
+	int nt = http_query_all(rq, "target", targets, COMPARE_SIDES_MAX);
+	json_t *keys = json_object();
+	const char *key;
+	json_t *v;
+
+	if (!base) {
+		reply_error(rp, 400, "invalid", "base", "base=REF is required");
+		goto fail;
+	}
+	if (nt < 1 || nt > COMPARE_SIDES_MAX - 1) {
+		reply_error(rp, 400, "invalid", "target", "give 1 to %d target=REF",
+			    COMPARE_SIDES_MAX - 1);
+		goto fail;
+	}
+	if (ref_parse(base, &q->refs[0], rp, "base"))
+		goto fail;
+	q->nrefs = 1;
+	for (int i = 0; i < nt; i++) {
+		char field[32];
+		snprintf(field, sizeof(field), nt > 1 ? "target[%d]" : "target", i);
+		q->nrefs++;
+		if (ref_parse(targets[i], &q->refs[i + 1], rp, field))
+			goto fail;
+	}
+	/* the qualified fields of every side are left out of the pairing key */
+	for (int i = 0; i < q->nrefs; i++)
+		json_object_foreach(q->refs[i].qual, key, v)
+			json_object_set(keys, key, json_true());
+	buf_putc(qual_keys, '{');
+	{
+		int first = 1;
+		json_object_foreach(keys, key, v) {
+			buf_printf(qual_keys, "%s\"%s\"", first ? "" : ",", key);
+			first = 0;
+		}
+	}
+	buf_putc(qual_keys, '}');
+	json_decref(keys);
+	keys = NULL;
+
+	q->metric_glob = http_query(rq, "metric");
+	q->operand = http_query(rq, "operand");
+	q->significant = query_flag(http_query(rq, "significant"));
+	if (q->significant < 0) {
+		reply_error(rp, 400, "invalid", "significant", "significant must be 0 or 1");
+		goto fail;
+	}
+	if (q->metric_glob)
+		query_glob_like(like, q->metric_glob);
+	filters[0] = buf_str(qual_keys);
+	filters[1] = http_query(rq, "suite");
+	filters[2] = http_query(rq, "machine");
+	filters[3] = q->metric_glob ? buf_str(like) : NULL;
+	for (int i = 0; i < 2; i++) {
+		const char *name = i ? "params" : "variant";
+		const char *text = http_query(rq, name);
+		json_t *pairs;
+		if (!text)
+			continue;
+		pairs = query_pairs(text);
+		if (!pairs) {
+			reply_error(rp, 400, "invalid", name, "%s must read key=value,key=value", name);
+			goto fail;
+		}
+		*(i ? params : variant) = jsonw_dump(pairs, 1);
+		json_decref(pairs);
+	}
+	filters[4] = *variant;
+	filters[5] = *params;
+	return 0;
+fail:
+	json_decref(keys);
+	return -1;
+}
+
+void api_compare(struct request *rq, struct reply *rp)
+{
+	struct compare_req q;
+	struct buf like = BUF_INIT, qual_keys = BUF_INIT;
+	const char *filters[6] = {0};
+	const char *format = http_query(rq, "format");
+	char *variant = NULL, *params = NULL;
+	PGconn *c;
+
+	memset(&q, 0, sizeof(q));
+	if (format && strcmp(format, "json") && strcmp(format, "lkp") && strcmp(format, "mmtests") &&
+	    strcmp(format, "csv")) {
+		reply_error(rp, 400, "invalid", "format", "format must be json, lkp, mmtests or csv");
+		return;
+	}
+	if (read_request(rq, rp, &q, filters, &like, &qual_keys, &variant, &params))
+		goto out;
+	if (!(c = db_get())) {
+		reply_unavailable(rp);
+		goto out;
+	}
+	for (int i = 0; i < q.nrefs; i++) {
+		char field[32];
+		snprintf(field, sizeof(field), i == 0 ? "base" : q.nrefs > 2 ? "target[%d]" : "target",
+			 i - 1);
+		if (ref_resolve(c, &q.refs[i], rp, field))
+			goto out;
+	}
+	cmp_set_init(&q.set, (size_t)q.nrefs);
+	for (int i = 0; i < q.nrefs; i++) {
+		if (load_side(c, &q, i, filters, rp))
+			goto out;
+		if (!q.runs[i] && json_object_size(q.refs[i].qual)) {
+			reply_error(rp, 404, "not_found", i ? (q.nrefs > 2 ? "target[]" : "target") : "base",
+				    "no run of \"%s\" matches the qualifiers of \"%s\"",
+				    q.refs[i].kernel, q.refs[i].text);
+			goto out;
+		}
+	}
+	cmp_set_sort(&q.set);
+	if (!format || !strcmp(format, "json")) {
+		answer_json(c, &q, rp);
+	} else {
+		char err[256];
+		rp->status = 200;
+		rp->content_type = "text/plain; charset=utf-8";
+		if (!strcmp(format, "lkp")) {
+			compare_render_lkp(&q, &rp->body);
+		} else if (!strcmp(format, "csv")) {
+			rp->content_type = "text/csv; charset=utf-8";
+			compare_render_csv(&q, &rp->body);
+		} else if (compare_render_mmtests(&q, &rp->body, err, sizeof(err))) {
+			reply_error(rp, 400, "invalid", "operand", "%s", err);
+		}
+	}
+out:
+	for (int i = 0; i < COMPARE_SIDES_MAX; i++) {
+		ref_release(&q.refs[i]);
+		free(q.run_ids[i]);
+	}
+	cmp_set_release(&q.set);
+	buf_release(&like);
+	buf_release(&qual_keys);
+	free(variant);
+	free(params);
+}

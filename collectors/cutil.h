@@ -1,0 +1,61 @@
+/*
+ * cutil.h - the collector's process-wide basics: allocation that aborts on
+ * OOM, messages on stderr, bounded number parsing, whole-file reads and the
+ * overridable roots of /proc, /sys and /boot. Shares nothing with server/.
+ */
+#ifndef KPERF_CUTIL_H
+#define KPERF_CUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Allocators: never return NULL; print a message and abort when memory is exhausted. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+
+/* "kperf-collect: <msg>" on stderr. warn_msg for notes, err_msg for failures. */
+void warn_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void err_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Parse a whole decimal integer in [min, max] (surrounding blanks allowed).
+ * Returns 0 and sets *out, or -1 when s is empty, has other characters or is
+ * out of range.
+ */
+int cparse_int64(const char *s, int64_t min, int64_t max, int64_t *out);
+/* Parse a whole finite decimal number; 0 or -1 like cparse_int64. */
+int cparse_double(const char *s, double *out);
+/* Parse the n bytes at s as a finite decimal number; 0 or -1. */
+int cparse_double_n(const char *s, size_t n, double *out);
+
+/*
+ * Read a whole file (at most max bytes; more is an error) into a malloc'd,
+ * NUL-terminated string the caller frees. Returns NULL with errno set when it
+ * cannot be read.
+ */
+char *read_file(const char *path, size_t max, size_t *len);
+
+/* Write len bytes to path via a temporary file, fsync and rename: 0 or -1 (errno). */
+int write_file_atomic(const char *path, const char *data, size_t len);
+
+/*
+ * The roots of the kernel's file systems, so tests can point the collector at
+ * fixture trees: $KPERF_PROC_ROOT (default /proc), $KPERF_SYS_ROOT (/sys),
+ * $KPERF_BOOT_ROOT (/boot). Returned strings are static.
+ */
+const char *root_proc(void);
+const char *root_sys(void);
+const char *root_boot(void);
+
+/* Strip leading and trailing white space in place; returns s. */
+char *str_trim(char *s);
+
+/* Kahan-Babuska summation of n doubles (what Ruby's Array#sum does). */
+double sum_kb(const double *v, size_t n);
+
+#include "../server/banned.h"
+
+#endif

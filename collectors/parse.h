@@ -1,0 +1,92 @@
+/*
+ * parse.h - the benchmark output parsers: one table of formats, one calling
+ * convention. A parser reads the whole text of one output and appends
+ * LKP-named metrics ("<program>.<key>") to the current run of a parse_ctx;
+ * a few formats (LKP matrix.json) start more runs.
+ */
+#ifndef KPERF_PARSE_H
+#define KPERF_PARSE_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+struct parse_ctx {
+	const char *file;    /* the input's name, for messages */
+	const char *program; /* metric prefix of the running parser */
+	json_t *runs;        /* array of metrics objects; parsers add to the last */
+	json_t *units;       /* metric name -> unit, shared by all runs */
+	size_t line;         /* line being parsed, for messages */
+	char err[512];       /* "file:line: message" after a failure */
+};
+
+/* A parser: returns 0, or -1 with pc->err set (see parse_fail). */
+typedef int (*parse_fn)(struct parse_ctx *pc, const char *text, size_t len);
+
+struct parser {
+	const char *format;  /* --format and --suite name */
+	const char *program; /* metric prefix */
+	parse_fn fn;
+	const char *what;    /* one line for --help */
+};
+
+/* The format called name, or NULL. */
+const struct parser *parser_find(const char *name);
+/* The table, ended by a row whose format is NULL. */
+extern const struct parser parsers[];
+
+/* Start a context for file (the caller's string); release it with parse_ctx_release. */
+void parse_ctx_init(struct parse_ctx *pc, const char *file);
+void parse_ctx_release(struct parse_ctx *pc);
+
+/*
+ * Run p over text: on success returns 0 and the metrics are in pc->runs; on
+ * failure -1 with pc->err naming file and line. A parser that recognises
+ * nothing fails ("no <format> results").
+ */
+int parse_run(const struct parser *p, struct parse_ctx *pc, const char *text, size_t len);
+
+/* For parsers: the current run's metrics object (borrowed). */
+json_t *parse_metrics(struct parse_ctx *pc);
+/* For parsers: start another run (matrix formats). */
+void parse_new_run(struct parse_ctx *pc);
+/* For parsers: append v to "<program>.<key>"; returns 0 or -1 (not finite). */
+int parse_metric(struct parse_ctx *pc, const char *key, double v);
+/* For parsers: record the unit of "<program>.<key>". */
+void parse_unit(struct parse_ctx *pc, const char *key, const char *unit);
+/* For parsers: set pc->err to "file:line: <fmt>" and return -1. */
+int parse_fail(struct parse_ctx *pc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * Line iteration over a text that need not end in a newline and may hold
+ * NUL bytes (they end the line early). Each line is copied NUL-terminated
+ * without its newline (and without a trailing '\r').
+ */
+struct lines {
+	const char *p, *end;
+	size_t no; /* number of the line last returned, from 1 */
+	char *buf;
+	size_t cap;
+};
+void lines_init(struct lines *it, const char *text, size_t len);
+/* Returns the next line (owned by the iterator) or NULL at the end. */
+char *lines_next(struct lines *it);
+void lines_release(struct lines *it);
+
+/* Split s in place at white space into at most max fields; returns the count. */
+size_t split_ws(char *s, char **fields, size_t max);
+
+/* The parser entry points, one per file parse_*.c. */
+int parse_vm_scalability(struct parse_ctx *pc, const char *text, size_t len);
+int parse_will_it_scale(struct parse_ctx *pc, const char *text, size_t len);
+int parse_ycsb(struct parse_ctx *pc, const char *text, size_t len);
+int parse_memtier(struct parse_ctx *pc, const char *text, size_t len);
+int parse_perf_profile(struct parse_ctx *pc, const char *text, size_t len);
+int parse_vmstat(struct parse_ctx *pc, const char *text, size_t len);
+int parse_proc_vmstat(struct parse_ctx *pc, const char *text, size_t len);
+int parse_lock_stat(struct parse_ctx *pc, const char *text, size_t len);
+int parse_readtwice(struct parse_ctx *pc, const char *text, size_t len);
+int parse_sysbench(struct parse_ctx *pc, const char *text, size_t len);
+int parse_lkp_stats_json(struct parse_ctx *pc, const char *text, size_t len);
+int parse_lkp_matrix_json(struct parse_ctx *pc, const char *text, size_t len);
+
+#endif
