@@ -37,7 +37,8 @@ static const char SQL_SIDE[] =
 	" GROUP BY m.name, t.suite, t.params, v.knobs, mt.name, mt.direction, r.id"
 	" ORDER BY r.id";
 
-/* What a side's runs were, besides the kernel: config, cmdline, knobs, machine. */
+/* What a side's runs were, besides the kernel: config, cmdline, knobs, and the
+ * machine facts as each run reported them. */
 static const char SQL_ENV[] =
 	"WITH r AS (SELECT * FROM run WHERE id = ANY($1::bigint[]))"
 	" SELECT jsonb_build_object("
@@ -50,10 +51,8 @@ static const char SQL_ENV[] =
 	"   jsonb_agg(DISTINCT e.value) AS vals FROM r JOIN variant v ON v.id = r.variant_id,"
 	"   jsonb_each(v.knobs) e GROUP BY e.key) x),"
 	" 'machine', (SELECT coalesce(jsonb_object_agg(k, vals), '{}') FROM (SELECT e.key AS k,"
-	"   jsonb_agg(DISTINCT e.value) AS vals FROM r JOIN machine m ON m.id = r.machine_id,"
-	"   jsonb_each(jsonb_strip_nulls(jsonb_build_object('name', m.name, 'cpu_model',"
-	"   m.cpu_model, 'nr_cpus', m.nr_cpus, 'sockets', m.sockets, 'memory_mb', m.memory_mb,"
-	"   'numa_nodes', m.numa_nodes))) e GROUP BY e.key) x))::text";
+	"   jsonb_agg(DISTINCT e.value) AS vals FROM r, jsonb_each(r.doc->'machine') e"
+	"   GROUP BY e.key) x))::text";
 
 /* Parse PostgreSQL's float8[] text "{1,2.5,3}"; returns the count. */
 static size_t parse_array(const char *s, double **out, size_t *cap)
@@ -432,7 +431,10 @@ void api_compare(struct request *rq, struct reply *rp)
 		if (load_side(c, &q, i, filters, rp))
 			goto out;
 		if (!q.runs[i] && json_object_size(q.refs[i].qual)) {
-			reply_error(rp, 404, "not_found", i ? (q.nrefs > 2 ? "target[]" : "target") : "base",
+			char field[32];
+			snprintf(field, sizeof(field),
+				 i == 0 ? "base" : q.nrefs > 2 ? "target[%d]" : "target", i - 1);
+			reply_error(rp, 404, "not_found", field,
 				    "no run of \"%s\" matches the qualifiers of \"%s\"",
 				    q.refs[i].kernel, q.refs[i].text);
 			goto out;

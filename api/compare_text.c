@@ -253,14 +253,18 @@ static void csv_field(struct buf *b, const char *s, int last)
 static void csv_pairs(struct buf *b, const char *json)
 {
 	json_t *obj = json_loads(json, 0, NULL);
+	char *sorted = json_dumps(obj, JSON_SORT_KEYS | JSON_COMPACT);
+	json_t *again = json_loads(sorted, 0, NULL);
 	struct buf t = BUF_INIT;
 	const char *key;
 	json_t *v;
 
-	json_object_foreach(obj, key, v)
+	json_object_foreach(again, key, v)
 		buf_printf(&t, "%s%s=%s", t.len ? "," : "", key, json_string_value(v));
 	csv_field(b, buf_str(&t), 0);
 	buf_release(&t);
+	free(sorted);
+	json_decref(again);
 	json_decref(obj);
 }
 

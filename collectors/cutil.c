@@ -272,3 +272,35 @@ double sum_kb(const double *v, size_t n)
 	}
 	return f + c;
 }
+
+void dvec_push(struct dvec *d, double x)
+{
+	if (d->n == d->cap) {
+		d->cap = d->cap ? d->cap * 2 : 16;
+		d->v = xrealloc(d->v, d->cap * sizeof(*d->v));
+	}
+	d->v[d->n++] = x;
+}
+
+void dvec_release(struct dvec *d)
+{
+	free(d->v);
+	d->v = NULL;
+	d->n = d->cap = 0;
+}
+
+double dvec_mean(const struct dvec *d)
+{
+	return d->n ? sum_kb(d->v, d->n) / (double)d->n : 0.0;
+}
+
+double dvec_pstddev(const struct dvec *d)
+{
+	double avg = dvec_mean(d), s = 0.0;
+
+	if (!d->n)
+		return 0.0;
+	for (size_t i = 0; i < d->n; i++)
+		s += (d->v[i] - avg) * (d->v[i] - avg);
+	return sqrt(1.0 / (double)d->n * s);
+}

@@ -53,6 +53,18 @@ const char *root_boot(void);
 /* Strip leading and trailing white space in place; returns s. */
 char *str_trim(char *s);
 
+/* A growable array of doubles; DVEC_INIT or zeroed; dvec_release frees. */
+struct dvec {
+	double *v;
+	size_t n, cap;
+};
+#define DVEC_INIT {NULL, 0, 0}
+void dvec_push(struct dvec *d, double x);
+void dvec_release(struct dvec *d);
+/* Mean (Kahan-Babuska sum / n) and population standard deviation; 0 when empty. */
+double dvec_mean(const struct dvec *d);
+double dvec_pstddev(const struct dvec *d);
+
 /* Kahan-Babuska summation of n doubles (what Ruby's Array#sum does). */
 double sum_kb(const double *v, size_t n);
 

@@ -144,6 +144,8 @@ static int key_cmp(const void *a, const void *b)
 
 void cmp_set_sort(struct cmp_set *s)
 {
+	if (!s->nkeys)
+		return;
 	qsort(s->keys, s->nkeys, sizeof(*s->keys), key_cmp);
 	rehash(s);
 }

@@ -1,0 +1,409 @@
+/*
+ * test_compare.c - GET /api/v1/compare end to end: the MGLRU seed's Welch
+ * CIs and R's p-values through the API, qualifiers, refs, filters, the
+ * environment diff, and the LKP / mmtests / CSV texts on hand-computed data.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+static struct kperfd K;
+
+static void setup(void)
+{
+	kperfd_start(&K, NULL);
+}
+
+static void teardown(void)
+{
+	kperfd_stop(&K);
+}
+
+TestSuite(compare, .init = setup, .fini = teardown, .timeout = 120);
+
+static void post(const char *body)
+{
+	struct resp r;
+	http_post_json(&K, "/api/v1/runs", TOKEN_COLLECTOR, body, &r);
+	cr_assert(r.status == 201 || r.status == 200, "%ld %s", r.status, r.body);
+	resp_release(&r);
+}
+
+static void post_mglru(void)
+{
+	json_t *fx = json_load_file("tests/fixtures/mglru-ycsb.json", 0, NULL);
+	json_t *runs = json_array(), *bymem, *bydist, *vals, *batch;
+	const char *kernel, *mem, *dist;
+	char *body;
+
+	cr_assert_not_null(fx);
+	json_object_foreach(json_object_get(fx, "samples"), kernel, bymem) {
+		const char *release = json_string_value(json_object_get(
+			json_object_get(json_object_get(fx, "kernels"), kernel), "release"));
+		json_object_foreach(bymem, mem, bydist) {
+			const char *gb = json_string_value(json_object_get(
+				json_object_get(json_object_get(fx, "params"), mem), "cacheSizeGB"));
+			json_object_foreach(bydist, dist, vals) {
+				char run_id[128];
+				snprintf(run_id, sizeof(run_id), "%s-%s-%s", kernel, mem, dist);
+				json_array_append_new(
+					runs, json_pack("{s:s,s:{s:s},s:{s:s},s:{s:s,s:{s:s,s:s}},s:{s:O}}",
+							"run_id", run_id, "machine", "name", "mongo",
+							"kernel", "release", release, "test", "suite",
+							"ycsb", "params", "cacheSizeGB", gb, "distribution",
+							dist, "metrics", "ycsb.total_throughput_ops/s",
+							vals));
+			}
+		}
+	}
+	batch = json_pack("{s:o}", "runs", runs);
+	body = json_dumps(batch, 0);
+	post(body);
+	free(body);
+	json_decref(batch);
+	json_decref(fx);
+}
+
+static json_t *compare(const char *query, long want)
+{
+	char path[1024];
+	struct resp r;
+	json_t *j;
+
+	snprintf(path, sizeof(path), "/api/v1/compare?%s", query);
+	http_get(&K, path, &r);
+	cr_assert_eq(r.status, want, "%s: %ld %s", path, r.status, r.body);
+	j = resp_json(&r);
+	resp_release(&r);
+	return j;
+}
+
+static char *compare_text(const char *query)
+{
+	char path[1024];
+	struct resp r;
+	char *text;
+
+	snprintf(path, sizeof(path), "/api/v1/compare?%s", query);
+	http_get(&K, path, &r);
+	cr_assert_eq(r.status, 200, "%s: %ld %s", path, r.status, r.body);
+	cr_expect(strstr(r.content_type, "text/") != NULL, "%s", r.content_type);
+	text = r.body;
+	r.body = NULL;
+	return text;
+}
+
+/* The row for distribution dist (and cacheSizeGB gb, when given). */
+static json_t *row_for(json_t *rows, const char *gb, const char *dist)
+{
+	size_t i;
+	json_t *row;
+	json_array_foreach(rows, i, row) {
+		json_t *p = json_object_get(row, "params");
+		if (!strcmp(json_string_value(json_object_get(p, "distribution")), dist) &&
+		    (!gb || !strcmp(json_string_value(json_object_get(p, "cacheSizeGB")), gb)))
+			return row;
+	}
+	cr_assert_fail("no row for %s %s", gb ? gb : "-", dist);
+	return NULL;
+}
+
+struct expect_ci {
+	const char *gb, *dist;
+	const char *ci; /* the seed's "[lo, hi]" */
+	double p;       /* R's printed p, 4 significant digits; 0: "< 2.2e-16" */
+};
+
+static void check_cis(json_t *j, const struct expect_ci *e, size_t n)
+{
+	json_t *rows = json_object_get(j, "rows");
+
+	cr_assert_eq(json_array_size(rows), n);
+	for (size_t i = 0; i < n; i++) {
+		json_t *row = row_for(rows, e[i].gb, e[i].dist);
+		json_t *w = json_object_get(row, "welch");
+		json_t *ci = json_object_get(w, "ci95_pct");
+		double p = json_number_value(json_object_get(w, "p_value"));
+		char got[64];
+
+		snprintf(got, sizeof(got), "[%.2f, %.2f]", json_number_value(json_array_get(ci, 0)),
+			 json_number_value(json_array_get(ci, 1)));
+		cr_expect_str_eq(got, e[i].ci, "%s %s", e[i].gb ? e[i].gb : "", e[i].dist);
+		if (e[i].p > 0) {
+			char a[32], b[32];
+			snprintf(a, sizeof(a), "%.3e", p);
+			snprintf(b, sizeof(b), "%.3e", e[i].p);
+			cr_expect_str_eq(a, b, "p of %s %s", e[i].gb ? e[i].gb : "", e[i].dist);
+		} else {
+			cr_expect_lt(p, 2.2e-16);
+		}
+	}
+}
+
+Test(compare, mglru_seed_tables_through_the_api)
+{
+	/* Table 1 of seed 002: 5.14 vs 5.14 + MGLRU, per memory size and distribution */
+	static const struct expect_ci table1[] = {
+		{"50", "exp", "[2.23, 3.44]", 1.671e-08},  {"50", "uni", "[6.97, 9.73]", 9.287e-09},
+		{"50", "zip", "[2.16, 3.55]", 5.833e-07},  {"60", "exp", "[8.83, 10.03]", 2.329e-16},
+		{"60", "uni", "[21.12, 23.14]", 0},	   {"60", "zip", "[5.53, 6.46]", 4.049e-13},
+	};
+	/* Table 2: 50 GB vs 60 GB of cache, per kernel (qualified refs) */
+	static const struct expect_ci table2_base[] = {
+		{NULL, "exp", "[-4.10, -2.77]", 2.439e-09},
+		{NULL, "uni", "[-11.20, -8.46]", 1.847e-09},
+		{NULL, "zip", "[0.36, 1.83]", 0.006252},
+	};
+	static const struct expect_ci table2_mglru[] = {
+		{NULL, "exp", "[2.27, 3.25]", 7.84e-10},
+		{NULL, "uni", "[0.78, 2.50]", 0.0008807},
+		{NULL, "zip", "[3.81, 4.54]", 9.257e-14},
+	};
+	json_t *j;
+
+	post_mglru();
+	j = compare("base=5.14.0&target=5.14.0-mglru", 200);
+	check_cis(j, table1, 6);
+	cr_expect_str_eq(json_string_value(json_object_get(row_for(json_object_get(j, "rows"), "60",
+								     "uni"),
+							  "verdict")),
+			 "improvement");
+	cr_expect_eq(json_number_value(json_object_get(json_object_get(j, "base"), "runs")), 6);
+	cr_expect_eq(json_array_size(json_object_get(j, "environment_diff")), 0);
+	json_decref(j);
+
+	j = compare("base=5.14.0:cacheSizeGB=50&target=5.14.0:cacheSizeGB=60", 200);
+	check_cis(j, table2_base, 3);
+	/* less cache is slower: exp and uni regress, zip improves */
+	cr_expect_str_eq(json_string_value(json_object_get(row_for(json_object_get(j, "rows"), NULL,
+								     "uni"),
+							  "verdict")),
+			 "regression");
+	json_decref(j);
+	j = compare("base=5.14.0-mglru:cacheSizeGB=50&target=5.14.0-mglru:cacheSizeGB=60", 200);
+	check_cis(j, table2_mglru, 3);
+	json_decref(j);
+
+	/* filters: params, significant, metric glob */
+	j = compare("base=5.14.0&target=5.14.0-mglru&params=cacheSizeGB=60,distribution=zip", 200);
+	cr_expect_eq(json_array_size(json_object_get(j, "rows")), 1);
+	json_decref(j);
+	j = compare("base=5.14.0&target=5.14.0-mglru&metric=ycsb.*&significant=1", 200);
+	cr_expect_eq(json_array_size(json_object_get(j, "rows")), 6);
+	json_decref(j);
+	j = compare("base=5.14.0&target=5.14.0-mglru&metric=nothing.*", 200);
+	cr_expect_eq(json_array_size(json_object_get(j, "rows")), 0);
+	json_decref(j);
+}
+
+#define C_BASE "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb0"
+#define C_NEW "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb1"
+
+/* Three runs per kernel; throughput +10%, a noisy monitor, an lru_lock row. */
+static void post_lkp_data(void)
+{
+	static const double tput[2][3] = {{100, 101, 99}, {110, 111, 109}};
+	static const double noise[2][3] = {{5000, 5100, 4900}, {5050, 4950, 5000}};
+	static const double lock[2][3] = {{13.11, 13.0, 13.2}, {1.79, 1.8, 1.7}};
+
+	for (int k = 0; k < 2; k++) {
+		for (int i = 0; i < 3; i++) {
+			char body[2048];
+			snprintf(body, sizeof(body),
+				 "{\"run_id\":\"lkp-%d-%d\",\"machine\":{\"name\":\"lkp-skl\","
+				 "\"cpu_model\":\"Xeon\",\"memory_mb\":%d},"
+				 "\"kernel\":{\"commit\":\"%s\",\"subject\":\"%s\","
+				 "\"cmdline\":\"%s\",\"config\":{\"CONFIG_LRU_GEN\":\"%s\"}},"
+				 "\"variant\":{\"thp\":\"never\"},"
+				 "\"test\":{\"suite\":\"vm-scalability\",\"params\":"
+				 "{\"test\":\"lru-file-mmap-read\",\"nr_threads\":\"1\"}},"
+				 "\"metrics\":{\"vm-scalability.throughput\":[%g],"
+				 "\"proc-vmstat.pgscan_kswapd\":[%g],"
+				 "\"perf-profile.calltrace.cycles-pp._raw_spin_lock_irqsave."
+				 "folio_lruvec_lock_irqsave\":[%g]}}",
+				 k, i, k ? 65536 : 32768, k ? C_NEW : C_BASE,
+				 k ? "mm: new" : "mm: base", k ? "quiet" : "quiet debug",
+				 k ? "y" : "n", tput[k][i], noise[k][i], lock[k][i]);
+			post(body);
+		}
+	}
+}
+
+Test(compare, lkp_text_rows_on_hand_computed_data)
+{
+	char *text;
+
+	post_lkp_data();
+	text = compare_text("base=" C_BASE "&target=" C_NEW "&format=lkp");
+	/* means 100 and 110: "%10.2f", six blanks for a ± under 2% (0.82%, 0.74%),
+	 * "%+10.1f%%", a blank, the target, six blanks, two spaces, the name */
+	cr_expect(strstr(text, "    100.00"
+			       "      "
+			       "     +10.0%"
+			       " "
+			       "    110.00"
+			       "      "
+			       "  vm-scalability.throughput\n") != NULL,
+		  "%s", text);
+	/* perf-profile: absolute change 1.763 - 13.103 = -11.3, a blank where '%'
+	 * would be; the target's population stddev 0.0450/1.763 = 2.55%: "±  2%" */
+	cr_expect(strstr(text, "     13.10"
+			       "      "
+			       "     -11.3 "
+			       " "
+			       "      1.76"
+			       " \u00b1  2%"
+			       "  perf-profile.calltrace.cycles-pp._raw_spin_lock_irqsave."
+			       "folio_lruvec_lock_irqsave\n") != NULL,
+		  "%s", text);
+	/* 5000 vs 5000: no row */
+	cr_expect_null(strstr(text, "pgscan_kswapd"), "%s", text);
+	cr_expect(strstr(text, "commit: \n  bbbbbbbbbb (\"mm: base\")\n  bbbbbbbbbb (\"mm: new\")\n") !=
+			  NULL,
+		  "%s", text);
+	/* axes sorted by key */
+	cr_expect(strstr(text, "nr_threads/tbox_group/test/testcase/thp:\n"
+			       "  1/lkp-skl/lru-file-mmap-read/vm-scalability/never\n") != NULL,
+		  "%s", text);
+	cr_expect(strstr(text, "         %stddev     %change         %stddev\n") != NULL, "%s", text);
+	free(text);
+}
+
+Test(compare, mmtests_text_on_hand_computed_data)
+{
+	char *text;
+
+	post_lkp_data();
+	text = compare_text("base=" C_BASE "&target=" C_NEW
+			    "&format=mmtests&metric=vm-scalability.throughput");
+	/* operand nr_threads = 1; min 99 -> 109: +10.10%; Hmean of 99,100,101 = 99.99 */
+	cr_expect(strstr(text, "Min       1       99.00 (   0.00%)      109.00 (  10.10%)\n") != NULL,
+		  "%s", text);
+	cr_expect(strstr(text, "Hmean     1       99.99 (   0.00%)      109.99 *  10.00%*\n") != NULL,
+		  "%s", text);
+	cr_expect(strstr(text, "Stddev    1        1.00 (   0.00%)        1.00 (   0.00%)\n") != NULL,
+		  "%s", text);
+	cr_expect(strstr(text, "Max       1      101.00 (   0.00%)      111.00 (   9.90%)\n"
+			       "BHmean-50 1      101.00 (   0.00%)      111.00 (   9.90%)\n") != NULL,
+		  "%s", text);
+	free(text);
+
+	text = compare_text("base=" C_BASE "&target=" C_NEW "&format=csv&metric=vm-scalability.*");
+	cr_expect(strstr(text, "lkp-skl,vm-scalability,\"nr_threads=1,test=lru-file-mmap-read\","
+			       "thp=never,vm-scalability.throughput,higher,") != NULL,
+		  "%s", text);
+	cr_expect(strstr(text, ",improvement\n") != NULL, "%s", text);
+	free(text);
+}
+
+Test(compare, environment_diff_and_verdicts)
+{
+	json_t *j, *d, *row;
+	size_t i;
+	int saw_config = 0, saw_cmdline = 0, saw_mem = 0;
+
+	post_lkp_data();
+	j = compare("base=" C_BASE "&target=" C_NEW, 200);
+	d = json_object_get(j, "environment_diff");
+	json_array_foreach(d, i, row) {
+		const char *kind = json_string_value(json_object_get(row, "kind"));
+		const char *key = json_string_value(json_object_get(row, "key"));
+		if (!strcmp(kind, "config") && !strcmp(key, "CONFIG_LRU_GEN")) {
+			saw_config = 1;
+			cr_expect_str_eq(json_string_value(json_array_get(json_object_get(row, "base"), 0)),
+					 "n");
+		}
+		saw_cmdline |= !strcmp(kind, "cmdline");
+		saw_mem |= !strcmp(kind, "machine") && !strcmp(key, "memory_mb");
+		cr_expect(strcmp(kind, "variant"), "thp is the same on both sides");
+	}
+	cr_expect(saw_config && saw_cmdline && saw_mem, "%s", json_dumps(d, 0));
+	json_array_foreach(json_object_get(j, "rows"), i, row) {
+		const char *m = json_string_value(json_object_get(row, "metric"));
+		const char *v = json_string_value(json_object_get(row, "verdict"));
+		if (!strcmp(m, "vm-scalability.throughput"))
+			cr_expect_str_eq(v, "improvement");
+		else if (!strcmp(m, "proc-vmstat.pgscan_kswapd"))
+			cr_expect_str_eq(v, "noise");
+		else
+			cr_expect_str_eq(v, "improvement", "%s: lock time fell", m);
+	}
+	cr_expect(json_is_true(json_object_get(json_array_get(json_object_get(j, "rows"), 0),
+					       "lkp_changed")) ||
+		  json_array_size(json_object_get(j, "rows")) == 3);
+	json_decref(j);
+	j = compare("base=" C_BASE "&target=" C_NEW "&significant=1", 200);
+	cr_expect_eq(json_array_size(json_object_get(j, "rows")), 2);
+	json_decref(j);
+}
+
+Test(compare, refs_and_bad_requests)
+{
+	static const char *const bad[][3] = {
+		{"target=x", "base", "400"},
+		{"base=" C_BASE, "target", "400"},
+		{"base=nothing&target=" C_NEW, "base", "404"},
+		{"base=" C_BASE "&target=nothing", "target", "404"},
+		{"base=bbbbbbb&target=" C_NEW, "base", "400"},
+		{"base=" C_BASE ":lru_gen&target=" C_NEW, "base", "400"},
+		{"base=" C_BASE ":thp=always&target=" C_NEW, "base", "404"},
+		{"base=" C_BASE "&target=" C_NEW "&format=xml", "format", "400"},
+		{"base=" C_BASE "&target=" C_NEW "&significant=yes", "significant", "400"},
+		{"base=" C_BASE "&target=" C_NEW "&params=test", "params", "400"},
+		{"base=" C_BASE "&target=" C_NEW "&format=mmtests&operand=clients", "operand", "400"},
+		{"base=" C_BASE "&target=1&target=2&target=3&target=4&target=5&target=6&target=7"
+		 "&target=8&target=9",
+		 "target", "400"},
+	};
+	json_t *j;
+
+	post_lkp_data();
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		j = compare(bad[i][0], strtol(bad[i][2], NULL, 10));
+		cr_expect_str_eq(json_string_value(json_object_get(j, "field")), bad[i][1], "%s",
+				 bad[i][0]);
+		if (!strcmp(bad[i][0], "base=bbbbbbb&target=" C_NEW))
+			cr_expect(strstr(json_string_value(json_object_get(j, "message")), C_BASE) &&
+					  strstr(json_string_value(json_object_get(j, "message")), C_NEW),
+				  "candidates listed: %s",
+				  json_string_value(json_object_get(j, "message")));
+		json_decref(j);
+	}
+	/* the same kernel as two targets: rows per target */
+	j = compare("base=" C_BASE "&target=" C_NEW "&target=" C_NEW, 200);
+	cr_expect_eq(json_array_size(json_object_get(j, "targets")), 2);
+	cr_expect_eq(json_array_size(json_object_get(j, "rows")), 6);
+	json_decref(j);
+}
+
+Test(compare, series_ref_means_its_last_patch)
+{
+	struct resp r;
+	json_t *j;
+
+	post_lkp_data();
+	http_post_json(&K, "/api/v1/commits", TOKEN_COLLECTOR,
+		       "[{\"sha\":\"" C_BASE "\",\"series\":\"lru v1\"},"
+		       "{\"sha\":\"cccccccccccccccccccccccccccccccccccccccc\",\"parent\":\"" C_BASE "\","
+		       "\"series\":\"lru v2\"},"
+		       "{\"sha\":\"" C_NEW "\",\"parent\":\"cccccccccccccccccccccccccccccccccccccccc\","
+		       "\"series\":\"lru v2\"}]",
+		       &r);
+	cr_assert_eq(r.status, 201, "%s", r.body);
+	resp_release(&r);
+	j = compare("base=lru%20v1&target=lru%20v2", 200);
+	cr_expect_str_eq(json_string_value(json_object_get(
+				 json_array_get(json_object_get(j, "targets"), 0), "commit")),
+			 C_NEW);
+	cr_expect_eq(json_array_size(json_object_get(j, "rows")), 3);
+	json_decref(j);
+	j = compare("base=" C_BASE "&target=lru", 200);
+	cr_expect_str_eq(json_string_value(json_object_get(
+				 json_array_get(json_object_get(j, "targets"), 0), "commit")),
+			 C_NEW);
+	json_decref(j);
+}
