@@ -80,6 +80,10 @@ stop:
 test: deps
 	scripts/test.sh
 
+# Speed as ratios against a baseline measured in the same run.
+bench:
+	tests/bench/bench.sh
+
 install: $(BUILD)/kperfd
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/kperf/static
 	install -m 755 $(BUILD)/kperfd $(DESTDIR)$(PREFIX)/bin/kperfd

@@ -17,25 +17,33 @@
 #include "query.h"
 
 /*
- * Per (run, metric) of one side: key fields with the qualified keys removed
- * from params and variant ($2), the direction a run or the metric table
- * gives, and the values in iteration order.
+ * A side is read in three statements: its runs (with the trend-key fields,
+ * the qualified keys ($2) left out of params and variant), their samples in
+ * primary-key order (so no sorting or grouping in the server), and the names
+ * of the metrics met. Grouping by (run, metric) happens in C.
  */
-static const char SQL_SIDE[] =
-	"SELECT m.name, t.suite, (t.params - $2::text[])::text, (v.knobs - $2::text[])::text,"
-	" mt.name, coalesce(r.doc->'directions'->>mt.name, mt.direction, ''), r.id,"
-	" array_agg(s.value ORDER BY s.iteration)::text"
+static const char SQL_SIDE_RUNS[] =
+	"SELECT r.id, m.name, t.suite, (t.params - $2::text[])::text,"
+	" (v.knobs - $2::text[])::text, coalesce(r.doc->'directions', '{}')::text"
 	" FROM run r JOIN machine m ON m.id = r.machine_id JOIN test t ON t.id = r.test_id"
-	" JOIN variant v ON v.id = r.variant_id JOIN sample s ON s.run_id = r.id"
-	" JOIN metric mt ON mt.id = s.metric_id"
+	" JOIN variant v ON v.id = r.variant_id"
 	" WHERE r.commit_id = ANY($1::bigint[]) AND r.valid"
 	"  AND (v.knobs || t.params) @> $3::jsonb"
 	"  AND ($4::text IS NULL OR t.suite = $4) AND ($5::text IS NULL OR m.name = $5)"
-	"  AND ($6::text IS NULL OR mt.name LIKE $6)"
-	"  AND ($7::jsonb IS NULL OR v.knobs - $2::text[] = $7::jsonb - $2::text[])"
-	"  AND ($8::jsonb IS NULL OR t.params - $2::text[] = $8::jsonb - $2::text[])"
-	" GROUP BY m.name, t.suite, t.params, v.knobs, mt.name, mt.direction, r.id"
+	"  AND ($6::jsonb IS NULL OR v.knobs - $2::text[] = $6::jsonb - $2::text[])"
+	"  AND ($7::jsonb IS NULL OR t.params - $2::text[] = $7::jsonb - $2::text[])"
 	" ORDER BY r.id";
+
+static const char SQL_SIDE_SAMPLES[] =
+	"SELECT s.run_id, s.metric_id, s.value FROM sample s"
+	" WHERE s.run_id = ANY($1::bigint[])"
+	"  AND ($2::text IS NULL OR s.metric_id IN (SELECT id FROM metric WHERE name LIKE $2))"
+	" ORDER BY s.run_id, s.metric_id, s.iteration";
+
+static const char SQL_SIDE_METRICS[] =
+	"SELECT id, name, coalesce(direction, '') FROM metric"
+	" WHERE id IN (SELECT DISTINCT metric_id FROM sample WHERE run_id = ANY($1::bigint[]))"
+	" ORDER BY id";
 
 /* What a side's runs were, besides the kernel: config, cmdline, knobs, and the
  * machine facts as each run reported them. */
@@ -54,71 +62,126 @@ static const char SQL_ENV[] =
 	"   jsonb_agg(DISTINCT e.value) AS vals FROM r, jsonb_each(r.doc->'machine') e"
 	"   GROUP BY e.key) x))::text";
 
-/* Parse PostgreSQL's float8[] text "{1,2.5,3}"; returns the count. */
-static size_t parse_array(const char *s, double **out, size_t *cap)
-{
-	size_t n = 0;
+struct side_run {
+	long id;
+	const char *machine, *suite, *params, *variant; /* borrowed from the result */
+	json_t *dirs;
+};
 
-	if (*s == '{')
-		s++;
-	while (*s && *s != '}') {
-		char *end;
-		double v = strtod(s, &end);
-		if (end == s)
-			break;
-		if (n == *cap) {
-			*cap = *cap ? *cap * 2 : 16;
-			*out = xrealloc(*out, *cap * sizeof(double));
-		}
-		(*out)[n++] = v;
-		s = *end == ',' ? end + 1 : end;
+static int run_cmp(const void *a, const void *b)
+{
+	long x = ((const struct side_run *)a)->id, y = ((const struct side_run *)b)->id;
+	return x < y ? -1 : x > y;
+}
+
+static int metric_cmp(const void *key, const void *row)
+{
+	long x = *(const long *)key, y = strtol(*(const char *const *)row, NULL, 10);
+	return x < y ? -1 : x > y;
+}
+
+static PGresult *side_exec(PGconn *c, const char *sql, int n, const char *const *params,
+			   struct reply *rp)
+{
+	PGresult *r = db_exec(c, sql, n, params);
+	if (!db_ok(r)) {
+		reply_db_error(rp, c, r, "loading samples");
+		PQclear(r);
+		return NULL;
 	}
-	return n;
+	return r;
 }
 
 static int load_side(PGconn *c, struct compare_req *q, int side, const char *const *filters,
 		     struct reply *rp)
 {
-	const char *params[8];
-	struct buf ids = BUF_INIT;
+	PGresult *runs = NULL, *samples = NULL, *metrics = NULL;
+	struct side_run *rs = NULL;
+	const char **mids = NULL;
 	double *vals = NULL;
-	size_t cap = 0;
+	size_t nvals = 0, cap = 0;
+	struct buf ids = BUF_INIT;
 	char *qual = jsonw_dump(q->refs[side].qual, 1);
-	const char *last_run = "";
-	PGresult *r;
+	const char *params[7];
+	int nr, ns, nm, rc = -1;
 
 	params[0] = q->refs[side].commit_ids;
 	params[1] = filters[0];
 	params[2] = qual;
-	for (int i = 3; i < 8; i++)
-		params[i] = filters[i - 2];
-	r = db_exec(c, SQL_SIDE, 8, params);
-	free(qual);
-	if (!db_ok(r)) {
-		reply_db_error(rp, c, r, "loading samples");
-		PQclear(r);
-		return -1;
-	}
+	params[3] = filters[1];
+	params[4] = filters[2];
+	params[5] = filters[4];
+	params[6] = filters[5];
+	if (!(runs = side_exec(c, SQL_SIDE_RUNS, 7, params, rp)))
+		goto out;
+	nr = PQntuples(runs);
+	rs = xcalloc((size_t)nr + 1, sizeof(*rs));
 	buf_putc(&ids, '{');
-	for (int i = 0; i < PQntuples(r); i++) {
-		const char *metric = PQgetvalue(r, i, 4);
-		enum direction d = direction_parse(PQgetvalue(r, i, 5), direction_of_name(metric));
-		struct cmp_key *k = cmp_set_key(&q->set, PQgetvalue(r, i, 0), PQgetvalue(r, i, 1),
-						PQgetvalue(r, i, 2), PQgetvalue(r, i, 3), metric, d);
-		size_t n = parse_array(PQgetvalue(r, i, 7), &vals, &cap);
-
-		cmp_cell_add_run(&k->cell[side], vals, n);
-		if (strcmp(last_run, PQgetvalue(r, i, 6))) {
-			last_run = PQgetvalue(r, i, 6);
-			buf_printf(&ids, "%s%s", q->runs[side] ? "," : "", last_run);
-			q->runs[side]++;
-		}
+	for (int i = 0; i < nr; i++) {
+		rs[i].id = strtol(PQgetvalue(runs, i, 0), NULL, 10);
+		rs[i].machine = PQgetvalue(runs, i, 1);
+		rs[i].suite = PQgetvalue(runs, i, 2);
+		rs[i].params = PQgetvalue(runs, i, 3);
+		rs[i].variant = PQgetvalue(runs, i, 4);
+		rs[i].dirs = json_loads(PQgetvalue(runs, i, 5), 0, NULL);
+		buf_printf(&ids, "%s%ld", i ? "," : "", rs[i].id);
 	}
 	buf_putc(&ids, '}');
-	q->run_ids[side] = buf_detach(&ids, NULL);
+	q->runs[side] = (size_t)nr;
+	q->run_ids[side] = xstrdup(buf_str(&ids));
+	params[0] = buf_str(&ids);
+	params[1] = filters[3];
+	if (!(samples = side_exec(c, SQL_SIDE_SAMPLES, 2, params, rp)) ||
+	    !(metrics = side_exec(c, SQL_SIDE_METRICS, 1, params, rp)))
+		goto out;
+	nm = PQntuples(metrics);
+	mids = xcalloc((size_t)nm + 1, sizeof(*mids));
+	for (int i = 0; i < nm; i++)
+		mids[i] = PQgetvalue(metrics, i, 0);
+
+	/* rows come in (run, metric, iteration) order: one group per run and metric */
+	ns = PQntuples(samples);
+	for (int i = 0; i < ns; i++) {
+		if (nvals == cap) {
+			cap = cap ? cap * 2 : 64;
+			vals = xrealloc(vals, cap * sizeof(double));
+		}
+		vals[nvals++] = strtod(PQgetvalue(samples, i, 2), NULL);
+		if (i + 1 < ns && !strcmp(PQgetvalue(samples, i, 0), PQgetvalue(samples, i + 1, 0)) &&
+		    !strcmp(PQgetvalue(samples, i, 1), PQgetvalue(samples, i + 1, 1)))
+			continue;
+		{
+			struct side_run key = {strtol(PQgetvalue(samples, i, 0), NULL, 10), 0, 0, 0, 0,
+					       NULL};
+			long mid = strtol(PQgetvalue(samples, i, 1), NULL, 10);
+			const struct side_run *run = bsearch(&key, rs, (size_t)nr, sizeof(*rs), run_cmp);
+			const char **m = bsearch(&mid, mids, (size_t)nm, sizeof(*mids), metric_cmp);
+			if (run && m) {
+				int row = (int)(m - mids);
+				const char *name = PQgetvalue(metrics, row, 1);
+				const char *said = json_string_value(json_object_get(run->dirs, name));
+				enum direction d = direction_parse(
+					said ? said : PQgetvalue(metrics, row, 2), direction_of_name(name));
+				struct cmp_key *k = cmp_set_key(&q->set, run->machine, run->suite,
+								run->params, run->variant, name, d);
+				cmp_cell_add_run(&k->cell[side], vals, nvals);
+			}
+		}
+		nvals = 0;
+	}
+	rc = 0;
+out:
+	for (int i = 0; rs && rs[i].id; i++)
+		json_decref(rs[i].dirs);
+	free(rs);
+	free(mids);
 	free(vals);
-	PQclear(r);
-	return 0;
+	free(qual);
+	buf_release(&ids);
+	PQclear(runs);
+	PQclear(samples);
+	PQclear(metrics);
+	return rc;
 }
 
 static void put_num(struct buf *b, double v)

@@ -19,7 +19,9 @@ void jsonw_double(struct buf *b, double d)
 		buf_puts(b, tmp);
 		return;
 	}
-	for (int prec = 1; prec <= 17; prec++) {
+	/* %g drops trailing zeros, so 15 digits already give the shortest form
+	 * of every value that has one of 15 digits or fewer (13.11, 0.1). */
+	for (int prec = 15; prec <= 17; prec++) {
 		snprintf(tmp, sizeof(tmp), "%.*g", prec, d);
 		if (strtod(tmp, NULL) == d)
 			break;
