@@ -513,7 +513,6 @@ void api_compare(struct request *rq, struct reply *rp)
 		if (!strcmp(format, "lkp")) {
 			compare_render_lkp(&q, &rp->body);
 		} else if (!strcmp(format, "csv")) {
-			rp->content_type = "text/csv; charset=utf-8";
 			compare_render_csv(&q, &rp->body);
 		} else if (compare_render_mmtests(&q, &rp->body, err, sizeof(err))) {
 			reply_error(rp, 400, "invalid", "operand", "%s", err);
