@@ -1,49 +1,20 @@
 /*
  * compare.c - GET /api/v1/compare: resolve the refs, load each side's
- * samples (one statement per side, grouped by run and metric), pair them by
- * trend key minus the qualified fields, and answer rows as JSON, or the
- * LKP / mmtests / CSV text.
+ * samples (server/compare_load), paired by trend key minus the qualified
+ * fields, and answer rows as JSON, or the LKP / mmtests / CSV text.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../server/compare_load.h"
 #include "../server/db.h"
 #include "../server/jsonw.h"
 #include "../server/util.h"
 #include "api.h"
 #include "compare.h"
 #include "query.h"
-
-/*
- * A side is read in three statements: its runs (with the trend-key fields,
- * the qualified keys ($2) left out of params and variant), their samples in
- * primary-key order (so no sorting or grouping in the server), and the names
- * of the metrics met. Grouping by (run, metric) happens in C.
- */
-static const char SQL_SIDE_RUNS[] =
-	"SELECT r.id, m.name, t.suite, (t.params - $2::text[])::text,"
-	" (v.knobs - $2::text[])::text, coalesce(r.doc->'directions', '{}')::text"
-	" FROM run r JOIN machine m ON m.id = r.machine_id JOIN test t ON t.id = r.test_id"
-	" JOIN variant v ON v.id = r.variant_id"
-	" WHERE r.commit_id = ANY($1::bigint[]) AND r.valid"
-	"  AND (v.knobs || t.params) @> $3::jsonb"
-	"  AND ($4::text IS NULL OR t.suite = $4) AND ($5::text IS NULL OR m.name = $5)"
-	"  AND ($6::jsonb IS NULL OR v.knobs - $2::text[] = $6::jsonb - $2::text[])"
-	"  AND ($7::jsonb IS NULL OR t.params - $2::text[] = $7::jsonb - $2::text[])"
-	" ORDER BY r.id";
-
-static const char SQL_SIDE_SAMPLES[] =
-	"SELECT s.run_id, s.metric_id, s.value FROM sample s"
-	" WHERE s.run_id = ANY($1::bigint[])"
-	"  AND ($2::text IS NULL OR s.metric_id IN (SELECT id FROM metric WHERE name LIKE $2))"
-	" ORDER BY s.run_id, s.metric_id, s.iteration";
-
-static const char SQL_SIDE_METRICS[] =
-	"SELECT id, name, coalesce(direction, '') FROM metric"
-	" WHERE id IN (SELECT DISTINCT metric_id FROM sample WHERE run_id = ANY($1::bigint[]))"
-	" ORDER BY id";
 
 /* What a side's runs were, besides the kernel: config, cmdline, knobs, and the
  * machine facts as each run reported them. */
@@ -62,125 +33,19 @@ static const char SQL_ENV[] =
 	"   jsonb_agg(DISTINCT e.value) AS vals FROM r, jsonb_each(r.doc->'machine') e"
 	"   GROUP BY e.key) x))::text";
 
-struct side_run {
-	long id;
-	const char *machine, *suite, *params, *variant; /* borrowed from the result */
-	json_t *dirs;
-};
-
-static int run_cmp(const void *a, const void *b)
-{
-	long x = ((const struct side_run *)a)->id, y = ((const struct side_run *)b)->id;
-	return x < y ? -1 : x > y;
-}
-
-static int metric_cmp(const void *key, const void *row)
-{
-	long x = *(const long *)key, y = strtol(*(const char *const *)row, NULL, 10);
-	return x < y ? -1 : x > y;
-}
-
-static PGresult *side_exec(PGconn *c, const char *sql, int n, const char *const *params,
-			   struct reply *rp)
-{
-	PGresult *r = db_exec(c, sql, n, params);
-	if (!db_ok(r)) {
-		reply_db_error(rp, c, r, "loading samples");
-		PQclear(r);
-		return NULL;
-	}
-	return r;
-}
-
 static int load_side(PGconn *c, struct compare_req *q, int side, const char *const *filters,
 		     struct reply *rp)
 {
-	PGresult *runs = NULL, *samples = NULL, *metrics = NULL;
-	struct side_run *rs = NULL;
-	const char **mids = NULL;
-	double *vals = NULL;
-	size_t nvals = 0, cap = 0;
-	struct buf ids = BUF_INIT;
 	char *qual = jsonw_dump(q->refs[side].qual, 1);
-	const char *params[7];
-	int nr, ns, nm, rc = -1;
+	struct cmp_filter f = {q->refs[side].commit_ids, filters[0], qual, filters[1], filters[2],
+			       filters[3], filters[4], filters[5]};
+	PGresult *failed = NULL;
+	int rc = cmp_load_side(c, &q->set, side, &f, &q->runs[side], &q->run_ids[side], &failed);
 
-	params[0] = q->refs[side].commit_ids;
-	params[1] = filters[0];
-	params[2] = qual;
-	params[3] = filters[1];
-	params[4] = filters[2];
-	params[5] = filters[4];
-	params[6] = filters[5];
-	if (!(runs = side_exec(c, SQL_SIDE_RUNS, 7, params, rp)))
-		goto out;
-	nr = PQntuples(runs);
-	rs = xcalloc((size_t)nr + 1, sizeof(*rs));
-	buf_putc(&ids, '{');
-	for (int i = 0; i < nr; i++) {
-		rs[i].id = strtol(PQgetvalue(runs, i, 0), NULL, 10);
-		rs[i].machine = PQgetvalue(runs, i, 1);
-		rs[i].suite = PQgetvalue(runs, i, 2);
-		rs[i].params = PQgetvalue(runs, i, 3);
-		rs[i].variant = PQgetvalue(runs, i, 4);
-		rs[i].dirs = json_loads(PQgetvalue(runs, i, 5), 0, NULL);
-		buf_printf(&ids, "%s%ld", i ? "," : "", rs[i].id);
-	}
-	buf_putc(&ids, '}');
-	q->runs[side] = (size_t)nr;
-	q->run_ids[side] = xstrdup(buf_str(&ids));
-	params[0] = buf_str(&ids);
-	params[1] = filters[3];
-	if (!(samples = side_exec(c, SQL_SIDE_SAMPLES, 2, params, rp)) ||
-	    !(metrics = side_exec(c, SQL_SIDE_METRICS, 1, params, rp)))
-		goto out;
-	nm = PQntuples(metrics);
-	mids = xcalloc((size_t)nm + 1, sizeof(*mids));
-	for (int i = 0; i < nm; i++)
-		mids[i] = PQgetvalue(metrics, i, 0);
-
-	/* rows come in (run, metric, iteration) order: one group per run and metric */
-	ns = PQntuples(samples);
-	for (int i = 0; i < ns; i++) {
-		if (nvals == cap) {
-			cap = cap ? cap * 2 : 64;
-			vals = xrealloc(vals, cap * sizeof(double));
-		}
-		vals[nvals++] = strtod(PQgetvalue(samples, i, 2), NULL);
-		if (i + 1 < ns && !strcmp(PQgetvalue(samples, i, 0), PQgetvalue(samples, i + 1, 0)) &&
-		    !strcmp(PQgetvalue(samples, i, 1), PQgetvalue(samples, i + 1, 1)))
-			continue;
-		{
-			struct side_run key = {strtol(PQgetvalue(samples, i, 0), NULL, 10), 0, 0, 0, 0,
-					       NULL};
-			long mid = strtol(PQgetvalue(samples, i, 1), NULL, 10);
-			const struct side_run *run = bsearch(&key, rs, (size_t)nr, sizeof(*rs), run_cmp);
-			const char **m = bsearch(&mid, mids, (size_t)nm, sizeof(*mids), metric_cmp);
-			if (run && m) {
-				int row = (int)(m - mids);
-				const char *name = PQgetvalue(metrics, row, 1);
-				const char *said = json_string_value(json_object_get(run->dirs, name));
-				enum direction d = direction_parse(
-					said ? said : PQgetvalue(metrics, row, 2), direction_of_name(name));
-				struct cmp_key *k = cmp_set_key(&q->set, run->machine, run->suite,
-								run->params, run->variant, name, d);
-				cmp_cell_add_run(&k->cell[side], vals, nvals);
-			}
-		}
-		nvals = 0;
-	}
-	rc = 0;
-out:
-	for (int i = 0; rs && rs[i].id; i++)
-		json_decref(rs[i].dirs);
-	free(rs);
-	free(mids);
-	free(vals);
+	if (rc)
+		reply_db_error(rp, c, failed, "loading samples");
+	PQclear(failed);
 	free(qual);
-	buf_release(&ids);
-	PQclear(runs);
-	PQclear(samples);
-	PQclear(metrics);
 	return rc;
 }
 
