@@ -8,6 +8,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+/* Before banned.h, whose macros would break their declarations. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* Allocators: never return NULL; print a message and abort when memory is exhausted. */
 void *xmalloc(size_t n);

@@ -51,13 +51,15 @@ void parse_ctx_init(struct parse_ctx *pc, const char *file)
 	pc->runs = json_array();
 	json_array_append_new(pc->runs, json_object());
 	pc->units = json_object();
+	pc->directions = json_object();
 }
 
 void parse_ctx_release(struct parse_ctx *pc)
 {
 	json_decref(pc->runs);
 	json_decref(pc->units);
-	pc->runs = pc->units = NULL;
+	json_decref(pc->directions);
+	pc->runs = pc->units = pc->directions = NULL;
 }
 
 json_t *parse_metrics(struct parse_ctx *pc)
@@ -96,6 +98,16 @@ void parse_unit(struct parse_ctx *pc, const char *key, const char *unit)
 	full_name(&b, pc, key);
 	metric_name_clean(b.data);
 	json_object_set_new(pc->units, cbuf_str(&b), json_string(unit));
+	cbuf_release(&b);
+}
+
+void parse_direction(struct parse_ctx *pc, const char *key, const char *direction)
+{
+	struct cbuf b = CBUF_INIT;
+
+	full_name(&b, pc, key);
+	metric_name_clean(b.data);
+	json_object_set_new(pc->directions, cbuf_str(&b), json_string(direction));
 	cbuf_release(&b);
 }
 

@@ -15,6 +15,7 @@ struct parse_ctx {
 	const char *program; /* metric prefix of the running parser */
 	json_t *runs;        /* array of metrics objects; parsers add to the last */
 	json_t *units;       /* metric name -> unit, shared by all runs */
+	json_t *directions;  /* metric name -> "higher"/"lower", shared by all runs */
 	size_t line;         /* line being parsed, for messages */
 	char err[512];       /* "file:line: message" after a failure */
 };
@@ -53,6 +54,8 @@ void parse_new_run(struct parse_ctx *pc);
 int parse_metric(struct parse_ctx *pc, const char *key, double v);
 /* For parsers: record the unit of "<program>.<key>". */
 void parse_unit(struct parse_ctx *pc, const char *key, const char *unit);
+/* For parsers: record "higher" or "lower" is better for "<program>.<key>". */
+void parse_direction(struct parse_ctx *pc, const char *key, const char *direction);
 /* For parsers: set pc->err to "file:line: <fmt>" and return -1. */
 int parse_fail(struct parse_ctx *pc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

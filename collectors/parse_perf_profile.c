@@ -102,8 +102,7 @@ static void fixup_symbol(const char *sym, size_t n, struct cbuf *out)
 		int cut = 0;
 		for (const char *const *t = tags; *t && !cut; t++) {
 			size_t tl = strlen(*t), j = i + tl;
-			if (j < n + 1 && !strncmp(sym + i, *t, tl) && j < n &&
-			    isdigit((unsigned char)sym[j])) {
+			if (j < n && !strncmp(sym + i, *t, tl) && isdigit((unsigned char)sym[j])) {
 				while (j < n && isdigit((unsigned char)sym[j]))
 					j++;
 				i = j;
@@ -223,20 +222,12 @@ int parse_perf_profile(struct parse_ctx *pc, const char *text, size_t len)
 		char *f[8];
 		size_t nf;
 		double children, self, base;
+		int starts_digit;
 
 		pc->line = it.no;
 		if (!strncmp(line, "# ", 2))
 			continue;
-		if (isdigit((unsigned char)line[0])) {
-			nf = split_ws(line, f, 3);
-			if (nf == 2 && !percent_field(f[0], &base) && !strchr(f[1], ' ')) {
-				add_callchain(&t, cbuf_str(&event), base, f[1]);
-				continue;
-			}
-			if (nf != 2)
-				continue;
-			continue;
-		}
+		starts_digit = isdigit((unsigned char)line[0]);
 		nf = split_ws(line, f, 8);
 		if ((nf == 5 || nf == 7) && !percent_field(f[0], &children) &&
 		    !percent_field(f[1], &self)) {
@@ -248,9 +239,12 @@ int parse_perf_profile(struct parse_ctx *pc, const char *text, size_t len)
 			cbuf_printf(&key, "self.%s.", cbuf_str(&event));
 			fixup_symbol(f[4], strlen(f[4]), &key);
 			table_add(&t, cbuf_str(&key), self);
+		} else if (starts_digit && nf == 2 && !percent_field(f[0], &base)) {
+			add_callchain(&t, cbuf_str(&event), base, f[1]);
 		}
 	}
-	qsort(t.e, t.n, sizeof(*t.e), by_name);
+	if (t.n)
+		qsort(t.e, t.n, sizeof(*t.e), by_name);
 	for (size_t i = 0; i < t.n; i++) {
 		char num[64];
 		double v;
@@ -260,8 +254,6 @@ int parse_perf_profile(struct parse_ctx *pc, const char *text, size_t len)
 		if (!cparse_double(num, &v))
 			parse_metric(pc, t.e[i].name, v);
 	}
-	if (t.n)
-		parse_unit(pc, "calltrace", "%");
 out:
 	table_release(&t);
 	cbuf_release(&event);

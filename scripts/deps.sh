@@ -3,7 +3,7 @@
 # missing (apt-get, as root), or print the exact command and stop.
 set -eu
 pkgs="build-essential pkg-config libmicrohttpd-dev libpq-dev libjansson-dev
-libcurl4-openssl-dev libgsl-dev libcriterion-dev postgresql postgresql-client curl"
+libcurl4-openssl-dev libgsl-dev libcriterion-dev zlib1g-dev postgresql postgresql-client curl git"
 command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"
 
 missing=

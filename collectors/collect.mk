@@ -1,0 +1,32 @@
+# collect.mk - kperf-collect, the lab-machine collector, and its Criterion
+# tests; included by the top-level Makefile, whose $(BUILD), $(CC), $(CFLAGS)
+# and $(LDFLAGS) (warnings, sanitizers, -MMD) it uses as they are.
+
+COLLECT_SRC      := $(wildcard collectors/*.c)
+COLLECT_OBJ      := $(COLLECT_SRC:%.c=$(BUILD)/obj/%.o)
+COLLECT_LIB_OBJ  := $(filter-out $(BUILD)/obj/collectors/main.o,$(COLLECT_OBJ))
+COLLECT_TEST_SRC := $(wildcard tests/collect/*.c)
+COLLECT_TEST_OBJ := $(COLLECT_TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/tests/integration/harness.o
+
+# /proc/config.gz is read with zlib when its headers are there, else via zcat.
+COLLECT_ZLIB     := $(shell pkg-config --exists zlib 2>/dev/null && echo yes)
+COLLECT_LIBS     := -lcurl -ljansson $(if $(COLLECT_ZLIB),-lz) -lm
+ifneq ($(COLLECT_ZLIB),)
+$(BUILD)/obj/collectors/kernel.o: CFLAGS += -DKPERF_HAVE_ZLIB
+$(BUILD)/obj/tests/collect/test_kernel.o: CFLAGS += -DKPERF_HAVE_ZLIB
+endif
+
+.PHONY: install-collect
+all: $(BUILD)/kperf-collect $(BUILD)/tests/collect-tests
+
+$(BUILD)/kperf-collect: $(COLLECT_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(COLLECT_LIBS)
+
+$(BUILD)/tests/collect-tests: $(COLLECT_TEST_OBJ) $(COLLECT_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion -lpq $(COLLECT_LIBS)
+
+install: install-collect
+install-collect: $(BUILD)/kperf-collect
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(BUILD)/kperf-collect $(DESTDIR)$(PREFIX)/bin/kperf-collect

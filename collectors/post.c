@@ -1,0 +1,103 @@
+/*
+ * post.c - libcurl glue: one request per call, its own easy handle, a
+ * bounded answer. Connection refused and DNS failures land here as status 0,
+ * which the caller treats like a 5xx: spool and retry later.
+ */
+#include <curl/curl.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cbuf.h"
+#include "cutil.h"
+#include "post.h"
+
+/* Bytes of an answer kept: error answers are small; more is not kperfd. */
+#define POST_ANSWER_MAX (1u << 20)
+
+void post_global_init(void)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+void post_cleanup(void)
+{
+	curl_global_cleanup();
+}
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct cbuf *b = arg;
+	size_t n = size * nmemb;
+
+	if (b->len + n <= POST_ANSWER_MAX)
+		cbuf_append(b, data, n);
+	return n;
+}
+
+enum delivery post_classify(long status)
+{
+	if (status == 200 || status == 201)
+		return DELIVERY_OK;
+	if (status == 400 || status == 409 || status == 413)
+		return DELIVERY_REJECTED;
+	return DELIVERY_RETRY;
+}
+
+enum delivery post_json(const struct collect_config *c, const char *path, const char *body,
+			size_t len, struct post_result *r)
+{
+	struct curl_slist *hdr = NULL;
+	struct cbuf url = CBUF_INIT, auth = CBUF_INIT, answer = CBUF_INIT;
+	CURL *h;
+	CURLcode rc;
+
+	memset(r, 0, sizeof(*r));
+	if (!c->server) {
+		snprintf(r->error, sizeof(r->error), "no server configured (--server or KPERF_SERVER)");
+		r->body = xcalloc(1, 1);
+		return DELIVERY_RETRY;
+	}
+	h = curl_easy_init();
+	if (!h) {
+		snprintf(r->error, sizeof(r->error), "curl_easy_init failed");
+		r->body = xcalloc(1, 1);
+		return DELIVERY_RETRY;
+	}
+	cbuf_printf(&url, "%s%s", c->server, path);
+	hdr = curl_slist_append(hdr, "Content-Type: application/json");
+	hdr = curl_slist_append(hdr, "Expect:");
+	if (c->token) {
+		cbuf_printf(&auth, "Authorization: Bearer %s", c->token);
+		hdr = curl_slist_append(hdr, cbuf_str(&auth));
+	}
+	curl_easy_setopt(h, CURLOPT_URL, cbuf_str(&url));
+	curl_easy_setopt(h, CURLOPT_POST, 1L);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, c->timeout_s);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, c->timeout_s < 10 ? c->timeout_s : 10L);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &answer);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, "kperf-collect/1");
+	rc = curl_easy_perform(h);
+	if (rc == CURLE_OK) {
+		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
+	} else {
+		r->status = 0;
+		snprintf(r->error, sizeof(r->error), "%s: %s", cbuf_str(&url), curl_easy_strerror(rc));
+	}
+	r->body = cbuf_detach(&answer, NULL);
+	curl_slist_free_all(hdr);
+	curl_easy_cleanup(h);
+	cbuf_release(&url);
+	cbuf_release(&auth);
+	return r->status ? post_classify(r->status) : DELIVERY_RETRY;
+}
+
+void post_result_release(struct post_result *r)
+{
+	free(r->body);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,266 @@
+/*
+ * run.c - the `run` command. Per iteration: snapshot counters, fork/exec the
+ * command with stdout and stderr on one pipe (echoed unless --quiet, kept
+ * for the parser), wait4 for its resource usage, snapshot again. Then one
+ * run document holds every iteration's values, the command, its status and
+ * the tail of its output.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cbuf.h"
+#include "cutil.h"
+#include "metrics.h"
+#include "parse.h"
+#include "proc.h"
+#include "run.h"
+
+/* Output kept for parsing per iteration; past this only the tail is kept. */
+#define RUN_OUTPUT_MAX (256u * 1024u * 1024u)
+
+int run_exit_status(int st)
+{
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return 1;
+}
+
+static double seconds(const struct timeval *tv)
+{
+	return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
+}
+
+static double mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Run argv once; output into out; returns the wait status, or -1 when it cannot start. */
+static int spawn(char **argv, int quiet, struct cbuf *out, struct rusage *ru)
+{
+	int p[2], st = 0;
+	char chunk[65536];
+	pid_t pid;
+	ssize_t n;
+
+	if (pipe(p))
+		return -1;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		close(p[0]);
+		close(p[1]);
+		execvp(argv[0], argv);
+		fprintf(stderr, "kperf-collect: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(p[1]);
+	for (;;) {
+		n = read(p[0], chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (!quiet)
+			fwrite(chunk, 1, (size_t)n, stdout);
+		if (out->len + (size_t)n > RUN_OUTPUT_MAX) {
+			/* keep the newest half: the tail and the final summary matter most */
+			size_t keep = RUN_OUTPUT_MAX / 2;
+			memmove(out->data, out->data + out->len - keep, keep);
+			out->len = keep;
+		}
+		cbuf_append(out, chunk, (size_t)n);
+	}
+	if (!quiet)
+		fflush(stdout);
+	close(p[0]);
+	while (wait4(pid, &st, 0, ru) < 0) {
+		if (errno != EINTR)
+			return -1;
+	}
+	return st;
+}
+
+static void time_metrics(json_t *m, double elapsed, const struct rusage *ru)
+{
+	metrics_add(m, "time.elapsed_time", elapsed);
+	metrics_add(m, "time.user_time", seconds(&ru->ru_utime));
+	metrics_add(m, "time.system_time", seconds(&ru->ru_stime));
+	metrics_add(m, "time.maximum_resident_set_size", (double)ru->ru_maxrss);
+	metrics_add(m, "time.minor_page_faults", (double)ru->ru_minflt);
+	metrics_add(m, "time.major_page_faults", (double)ru->ru_majflt);
+	metrics_add(m, "time.voluntary_context_switches", (double)ru->ru_nvcsw);
+	metrics_add(m, "time.involuntary_context_switches", (double)ru->ru_nivcsw);
+	metrics_add(m, "time.file_system_inputs", (double)ru->ru_inblock);
+	metrics_add(m, "time.file_system_outputs", (double)ru->ru_oublock);
+}
+
+static void add_time_units(json_t *units)
+{
+	json_object_set_new(units, "time.elapsed_time", json_string("s"));
+	json_object_set_new(units, "time.user_time", json_string("s"));
+	json_object_set_new(units, "time.system_time", json_string("s"));
+	json_object_set_new(units, "time.maximum_resident_set_size", json_string("KiB"));
+}
+
+static char *command_line(char **argv)
+{
+	struct cbuf b = CBUF_INIT;
+	char *t;
+
+	for (char **a = argv; *a; a++) {
+		if (a != argv)
+			cbuf_putc(&b, ' ');
+		if (**a && !strpbrk(*a, " \t\n'\"\\$`;&|<>*?()")) {
+			cbuf_puts(&b, *a);
+			continue;
+		}
+		cbuf_putc(&b, '\'');
+		for (const char *s = *a; *s; s++) {
+			if (*s == '\'')
+				cbuf_puts(&b, "'\\''");
+			else
+				cbuf_putc(&b, *s);
+		}
+		cbuf_putc(&b, '\'');
+	}
+	t = rundoc_utf8_tail(cbuf_str(&b), b.len, 16384);
+	cbuf_release(&b);
+	return t;
+}
+
+static int finish(const struct collect_config *c, const struct run_opts *o, json_t *doc,
+		  int cmd_status)
+{
+	enum outcome out;
+
+	rundoc_enforce_limits(doc);
+	if (o->dry_run) {
+		char *s = json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+		printf("%s\n", s);
+		free(s);
+		return cmd_status;
+	}
+	out = rundoc_deliver(c, doc);
+	if (out == OUTCOME_LOST)
+		return EXIT_LOST;
+	if (cmd_status)
+		return cmd_status;
+	return out == OUTCOME_REJECTED ? EXIT_REJECTED : 0;
+}
+
+int run_command(const struct collect_config *c, const struct run_opts *o)
+{
+	const struct parser *p = NULL;
+	struct cbuf output = CBUF_INIT, tail = CBUF_INIT;
+	json_t *doc, *metrics, *units, *directions;
+	double t0 = mono();
+	int status = 0, rc;
+	char err[512];
+	char *s;
+
+	if (o->parser && !(p = parser_find(o->parser))) {
+		err_msg("unknown output format \"%s\" (see kperf-collect help)", o->parser);
+		return EXIT_USAGE;
+	}
+	if (!p)
+		p = parser_find(o->meta.suite);
+	if (!p)
+		warn_msg("no parser for suite \"%s\": only counters and times are kept",
+			 o->meta.suite);
+	doc = rundoc_new(c, &o->meta, err, sizeof(err));
+	if (!doc) {
+		err_msg("%s", err);
+		return EXIT_USAGE;
+	}
+	metrics = json_object_get(doc, "metrics");
+	units = json_object_get(doc, "units");
+	directions = json_object_get(doc, "directions");
+	add_time_units(units);
+	for (long i = 0; i < o->iterations; i++) {
+		struct snapshot before, after;
+		struct rusage ru;
+		double t;
+		int st;
+
+		memset(&ru, 0, sizeof(ru));
+		cbuf_reset(&output);
+		snapshot_take(&before);
+		t = mono();
+		st = spawn(o->argv, o->quiet, &output, &ru);
+		t = mono() - t;
+		snapshot_take(&after);
+		if (st == -1) {
+			err_msg("cannot run %s: %s", o->argv[0], strerror(errno));
+			status = 127;
+			snapshot_release(&before);
+			snapshot_release(&after);
+			break;
+		}
+		time_metrics(metrics, t, &ru);
+		snapshot_delta(&before, &after, metrics);
+		snapshot_release(&before);
+		snapshot_release(&after);
+		if (p) {
+			struct parse_ctx pc;
+			char name[64];
+			snprintf(name, sizeof(name), "output of iteration %ld", i + 1);
+			parse_ctx_init(&pc, name);
+			if (parse_run(p, &pc, cbuf_str(&output), output.len))
+				warn_msg("%s", pc.err);
+			metrics_merge(metrics, parse_metrics(&pc));
+			json_object_update(units, pc.units);
+			json_object_update(directions, pc.directions);
+			parse_ctx_release(&pc);
+		}
+		cbuf_append(&tail, output.data ? output.data : "", output.len);
+		if (tail.len > 2 * RUNDOC_OUTPUT_TAIL_MAX) {
+			memmove(tail.data, tail.data + tail.len - RUNDOC_OUTPUT_TAIL_MAX,
+				RUNDOC_OUTPUT_TAIL_MAX);
+			tail.len = RUNDOC_OUTPUT_TAIL_MAX;
+		}
+		status = run_exit_status(st);
+		if (status) {
+			err_msg("%s exited with status %d in iteration %ld: the run is marked failed",
+				o->argv[0], status, i + 1);
+			break;
+		}
+	}
+	json_object_set_new(doc, "duration_s", json_real(mono() - t0));
+	s = command_line(o->argv);
+	json_object_set_new(doc, "command", json_string(s));
+	free(s);
+	json_object_set_new(doc, "exit_status", json_integer(status));
+	s = rundoc_utf8_tail(cbuf_str(&tail), tail.len, RUNDOC_OUTPUT_TAIL_MAX);
+	json_object_set_new(doc, "output_tail", json_string(s));
+	free(s);
+	cbuf_release(&output);
+	cbuf_release(&tail);
+	if (!json_object_size(metrics)) {
+		err_msg("no metrics at all: nothing to deliver");
+		json_decref(doc);
+		return status ? status : EXIT_LOST;
+	}
+	rc = finish(c, o, doc, status);
+	json_decref(doc);
+	return rc;
+}

@@ -1,0 +1,40 @@
+/*
+ * run.h - `kperf-collect run`: run a benchmark command N times between
+ * counter snapshots, parse its output with the suite's parser, and deliver
+ * one run document.
+ */
+#ifndef KPERF_RUN_H
+#define KPERF_RUN_H
+
+#include <jansson.h>
+
+#include "config.h"
+#include "rundoc.h"
+
+/* Exit status when the run could be neither posted nor spooled (EX_TEMPFAIL). */
+#define EXIT_LOST 75
+/* Exit status when the server refused the run for good (EX_DATAERR). */
+#define EXIT_REJECTED 65
+/* Exit status for a bad command line (EX_USAGE). */
+#define EXIT_USAGE 64
+
+struct run_opts {
+	struct run_meta meta;
+	const char *parser; /* output format; NULL: the suite's, when there is one */
+	long iterations;    /* >= 1 */
+	int dry_run;        /* print the document instead of delivering it */
+	int quiet;          /* do not echo the command's output */
+	char **argv;        /* the command, NULL-terminated */
+};
+
+/*
+ * Run it. Returns the process exit status: 0; the command's own status when
+ * it failed (the run is still delivered, marked by exit_status); EXIT_LOST;
+ * EXIT_REJECTED.
+ */
+int run_command(const struct collect_config *c, const struct run_opts *o);
+
+/* Exit status of a command as a shell reports it: 128 + signal when killed. */
+int run_exit_status(int wait_status);
+
+#endif
