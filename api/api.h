@@ -25,5 +25,10 @@ void api_metrics_list(struct request *rq, struct reply *rp);
 void api_healthz(struct request *rq, struct reply *rp);
 void api_prometheus(struct request *rq, struct reply *rp);
 void api_compare(struct request *rq, struct reply *rp);
+void api_trend(struct request *rq, struct reply *rp);
+void api_regressions_list(struct request *rq, struct reply *rp);
+void api_regression_get(struct request *rq, struct reply *rp);
+void api_regression_triage(struct request *rq, struct reply *rp);
+void api_run_invalidate(struct request *rq, struct reply *rp);
 
 #endif

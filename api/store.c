@@ -131,6 +131,13 @@ static const char SQL_SAMPLES[] =
 	"  THEN kv.vals ELSE jsonb_build_array(kv.vals) END) WITH ORDINALITY AS e(v, i)"
 	" WHERE r.id = $1";
 
+/* Ask the decision worker to (re)decide this key group; a run arriving while
+ * the worker decides bumps version, so the entry survives for another pass. */
+static const char SQL_QUEUE[] =
+	"INSERT INTO decision_queue (commit_id, machine_id, test_id, variant_id)"
+	" VALUES ($1, $2, $3, $4) ON CONFLICT (commit_id, machine_id, test_id, variant_id)"
+	" DO UPDATE SET version = decision_queue.version + 1, queued_at = now()";
+
 /* Run a statement that answers one id. 0 on a database error (*failed set). */
 static long one_id(PGconn *c, const char *sql, int n, const char *const *params,
 		   PGresult **failed)
@@ -228,5 +235,15 @@ enum store_result store_run(PGconn *c, const struct run_in *run, long token_id, 
 	snprintf(rid, sizeof(rid), "%ld", *id);
 	if (exec_ok(c, SQL_METRICS, rid, failed) || exec_ok(c, SQL_SAMPLES, rid, failed))
 		return STORE_DB_ERROR;
+	params[0] = commit;
+	params[1] = machine;
+	params[2] = test;
+	params[3] = variant;
+	r = db_exec(c, SQL_QUEUE, 4, params);
+	if (!db_ok(r)) {
+		*failed = r;
+		return STORE_DB_ERROR;
+	}
+	PQclear(r);
 	return STORE_CREATED;
 }

@@ -1,0 +1,284 @@
+/*
+ * regressions.c - /api/v1/regressions: the stored per-commit decisions,
+ * newest first (benchmark KPIs and regressions first within a commit), one
+ * with both sides' samples, and triage by an admin. Also DELETE
+ * /api/v1/runs/{run_id}: an admin marks a run invalid; its decisions are redone.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../server/db.h"
+#include "../server/jsonw.h"
+#include "../server/limits.h"
+#include "../server/util.h"
+#include "api.h"
+#include "ingest_decode.h"
+
+/* The columns of one decision as a JSON object (d, c = commit, b = base...). */
+#define DECISION_JSON                                                                          \
+	"jsonb_build_object('id', d.id, 'machine', m.name, 'suite', t.suite, 'params', t.params," \
+	" 'variant', v.knobs, 'metric', mt.name, 'direction', d.direction,"                      \
+	" 'commit', coalesce(c.sha, c.release), 'subject', c.subject, 'release', c.release,"     \
+	" 'series', c.series, 'base_commit', coalesce(b.sha, b.release), 'base_kind', d.base_kind," \
+	" 'base', jsonb_build_object('n', d.base_n, 'runs', d.base_runs, 'mean', d.base_mean,"   \
+	"   'stddev_pct', d.base_stddev_pct),"                                                   \
+	" 'target', jsonb_build_object('n', d.target_n, 'runs', d.target_runs, 'mean',"          \
+	"   d.target_mean, 'stddev_pct', d.target_stddev_pct),"                                  \
+	" 'change_pct', d.change_pct, 'change_abs', d.change_abs, 'absolute', d.absolute,"       \
+	" 'welch', jsonb_build_object('p_value', d.p_value, 'ci95_pct',"                         \
+	"   CASE WHEN d.ci_lo_pct IS NULL THEN NULL"                                             \
+	"   ELSE jsonb_build_array(d.ci_lo_pct, d.ci_hi_pct) END),"                              \
+	" 'test', d.test_used, 'lkp_changed', d.lkp_changed, 'verdict', d.verdict, 'kpi', d.kpi," \
+	" 'state', d.state, 'note', d.note, 'recovered_by', rc.sha,"                             \
+	" 'decided_at', d.decided_at, 'created_at', d.created_at, 'updated_at', d.updated_at)"
+
+#define DECISION_FROM                                                                          \
+	" FROM decision d JOIN machine m ON m.id = d.machine_id JOIN test t ON t.id = d.test_id" \
+	" JOIN variant v ON v.id = d.variant_id JOIN metric mt ON mt.id = d.metric_id"           \
+	" JOIN commits c ON c.id = d.commit_id JOIN commits b ON b.id = d.base_commit_id"        \
+	" LEFT JOIN commits rc ON rc.id = d.recovered_by"
+
+/* Focus families of DESIGN.md: lru_lock contention rows; MGLRU runs. */
+static const char SQL_LIST[] =
+	"WITH f AS (SELECT d.id, d.created_at, d.kpi, d.verdict, d.change_pct, " DECISION_JSON
+	" AS j" DECISION_FROM
+	" WHERE d.verdict = ANY($1::text[])"
+	"  AND ($2::text IS NULL OR d.state = $2)"
+	"  AND ($3::timestamptz IS NULL OR d.created_at >= $3::timestamptz)"
+	"  AND ($4::text IS NULL OR m.name = $4)"
+	"  AND ($5::text IS NULL OR t.suite = $5)"
+	"  AND ($6::text IS NULL OR c.series = $6 OR c.series_name = $6)"
+	"  AND ($7::text IS NULL"
+	"   OR ($7 = 'lru_lock' AND (strpos(mt.name, 'lruvec_lock') > 0"
+	"       OR strpos(mt.name, 'lock_page_lruvec') > 0"
+	"       OR starts_with(mt.name, 'lock_stat.&lruvec->lru_lock.')"
+	"       OR starts_with(mt.name, 'lock_stat.&pgdat->lru_lock.')))"
+	"   OR ($7 = 'mglru' AND (v.knobs ? 'lru_gen' OR c.series_name ~* '(mglru|lru_gen|multi-gen)')"
+	"       AND (d.kpi OR mt.name ~ '^proc-vmstat\\.(pgscan_|pgsteal_|workingset_refault|"
+	"pgactivate$|pgdeactivate$|pswpin$|pswpout$)'))))"
+	" SELECT (SELECT count(*) FROM f),"
+	" coalesce((SELECT jsonb_agg(j ORDER BY created_at DESC, kpi DESC,"
+	"  verdict = 'regression' DESC, abs(change_pct) DESC NULLS LAST, id DESC)"
+	"  FROM (SELECT * FROM f ORDER BY created_at DESC, kpi DESC, verdict = 'regression' DESC,"
+	"  abs(change_pct) DESC NULLS LAST, id DESC LIMIT $8 OFFSET $9) p), '[]')";
+
+static int in_list(const char *s, const char *const *list)
+{
+	for (; *list; list++)
+		if (!strcmp(s, *list))
+			return 1;
+	return 0;
+}
+
+void api_regressions_list(struct request *rq, struct reply *rp)
+{
+	static const char *const verdicts[] = {"regression", "improvement", "changed", "noise",
+					       NULL};
+	static const char *const states[] = {"new", "acknowledged", "invalid", "fixed", NULL};
+	static const char *const focuses[] = {"lru_lock", "mglru", NULL};
+	const char *verdict = http_query(rq, "verdict");
+	const char *state = http_query(rq, "state");
+	const char *since = http_query(rq, "since");
+	const char *focus = http_query(rq, "focus");
+	struct buf vlist = BUF_INIT;
+	const char *params[9];
+	char lim[24], off[24];
+	long limit, offset;
+
+	if (http_list_params(rq, rp, &limit, &offset))
+		return;
+	if (state && !in_list(state, states)) {
+		reply_error(rp, 400, "invalid", "state",
+			    "state must be new, acknowledged, invalid or fixed");
+		return;
+	}
+	if (since && iso8601_check(since)) {
+		reply_error(rp, 400, "invalid", "since",
+			    "since must be an ISO 8601 date-time such as 2020-06-16T10:00:00Z");
+		return;
+	}
+	if (focus && !in_list(focus, focuses)) {
+		reply_error(rp, 400, "invalid", "focus", "focus must be lru_lock or mglru");
+		return;
+	}
+	/* verdict=a,b; by default everything but noise */
+	buf_putc(&vlist, '{');
+	if (!verdict || !*verdict) {
+		buf_puts(&vlist, "regression,improvement,changed");
+	} else {
+		char *copy = xstrdup(verdict), *save = NULL;
+		for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			if (!in_list(tok, verdicts)) {
+				reply_error(rp, 400, "invalid", "verdict",
+					    "verdict must list regression, improvement, changed"
+					    " or noise");
+				free(copy);
+				buf_release(&vlist);
+				return;
+			}
+			buf_printf(&vlist, "%s%s", vlist.len > 1 ? "," : "", tok);
+		}
+		free(copy);
+	}
+	buf_putc(&vlist, '}');
+	snprintf(lim, sizeof(lim), "%ld", limit);
+	snprintf(off, sizeof(off), "%ld", offset);
+	params[0] = buf_str(&vlist);
+	params[1] = state;
+	params[2] = since;
+	params[3] = http_query(rq, "machine");
+	params[4] = http_query(rq, "suite");
+	params[5] = http_query(rq, "series");
+	params[6] = focus;
+	params[7] = lim;
+	params[8] = off;
+	api_list(rq, rp, SQL_LIST, 9, params, limit, offset);
+	buf_release(&vlist);
+}
+
+static const char SQL_ONE[] =
+	"SELECT " DECISION_JSON " || jsonb_build_object("
+	" 'base_samples', (SELECT coalesce(jsonb_agg(s.value ORDER BY r.id, s.iteration), '[]')"
+	"   FROM run r JOIN sample s ON s.run_id = r.id AND s.metric_id = d.metric_id"
+	"   WHERE r.commit_id = d.base_commit_id AND r.machine_id = d.machine_id"
+	"   AND r.test_id = d.test_id AND r.variant_id = d.variant_id AND r.valid),"
+	" 'target_samples', (SELECT coalesce(jsonb_agg(s.value ORDER BY r.id, s.iteration), '[]')"
+	"   FROM run r JOIN sample s ON s.run_id = r.id AND s.metric_id = d.metric_id"
+	"   WHERE r.commit_id = d.commit_id AND r.machine_id = d.machine_id"
+	"   AND r.test_id = d.test_id AND r.variant_id = d.variant_id AND r.valid),"
+	" 'base_runs', (SELECT coalesce(jsonb_agg(r.run_id ORDER BY r.id), '[]') FROM run r"
+	"   WHERE r.commit_id = d.base_commit_id AND r.machine_id = d.machine_id"
+	"   AND r.test_id = d.test_id AND r.variant_id = d.variant_id AND r.valid),"
+	" 'target_runs', (SELECT coalesce(jsonb_agg(r.run_id ORDER BY r.id), '[]') FROM run r"
+	"   WHERE r.commit_id = d.commit_id AND r.machine_id = d.machine_id"
+	"   AND r.test_id = d.test_id AND r.variant_id = d.variant_id AND r.valid))::text"
+	DECISION_FROM " WHERE d.id = $1";
+
+static int decision_id(struct request *rq, struct reply *rp, char *id, size_t cap)
+{
+	int64_t v;
+	if (parse_int64(rq->arg, 1, INT64_MAX, &v) || *rq->arg == '+') {
+		reply_error(rp, 404, "not_found", "id", "no regression \"%s\"", rq->arg);
+		return -1;
+	}
+	snprintf(id, cap, "%lld", (long long)v);
+	return 0;
+}
+
+static void answer_one(struct reply *rp, PGconn *c, const char *id)
+{
+	const char *params[1] = {id};
+	PGresult *r = db_exec(c, SQL_ONE, 1, params);
+
+	if (!db_ok(r))
+		reply_db_error(rp, c, r, "reading the regression");
+	else if (PQntuples(r) == 0)
+		reply_error(rp, 404, "not_found", "id", "no regression %s", id);
+	else
+		reply_json(rp, 200, PQgetvalue(r, 0, 0));
+	PQclear(r);
+}
+
+void api_regression_get(struct request *rq, struct reply *rp)
+{
+	char id[32];
+	PGconn *c;
+
+	if (decision_id(rq, rp, id, sizeof(id)))
+		return;
+	if (!(c = db_get())) {
+		reply_unavailable(rp);
+		return;
+	}
+	answer_one(rp, c, id);
+}
+
+void api_regression_triage(struct request *rq, struct reply *rp)
+{
+	static const char *const states[] = {"new", "acknowledged", "invalid", "fixed", NULL};
+	json_error_t err;
+	json_t *body, *state, *note;
+	const char *params[3];
+	char id[32];
+	PGconn *c;
+	PGresult *r;
+
+	if (decision_id(rq, rp, id, sizeof(id)))
+		return;
+	body = json_loadb(rq->body.data ? rq->body.data : "", rq->body.len,
+			  JSON_REJECT_DUPLICATES, &err);
+	if (!body) {
+		reply_error(rp, 400, "malformed", NULL, "line %d, column %d: %s", err.line,
+			    err.column, err.text);
+		return;
+	}
+	state = json_object_get(body, "state");
+	note = json_object_get(body, "note");
+	if (!json_is_string(state) || !in_list(json_string_value(state), states)) {
+		reply_error(rp, 400, "invalid", "state",
+			    "state must be new, acknowledged, invalid or fixed");
+		goto out;
+	}
+	if (note && (!json_is_string(note) || json_string_length(note) > LIMIT_TEXT)) {
+		reply_error(rp, 400, "invalid", "note", "note must be a string of at most %d bytes",
+			    LIMIT_TEXT);
+		goto out;
+	}
+	if (!(c = db_get())) {
+		reply_unavailable(rp);
+		goto out;
+	}
+	params[0] = id;
+	params[1] = json_string_value(state);
+	params[2] = note ? json_string_value(note) : NULL;
+	r = db_exec(c,
+		    "UPDATE decision SET state = $2, note = coalesce($3, note), updated_at = now()"
+		    " WHERE id = $1",
+		    3, params);
+	if (!db_ok(r))
+		reply_db_error(rp, c, r, "triaging");
+	else if (!strcmp(PQcmdTuples(r), "0"))
+		reply_error(rp, 404, "not_found", "id", "no regression %s", id);
+	else
+		answer_one(rp, c, id);
+	PQclear(r);
+out:
+	json_decref(body);
+}
+
+/* Invalidate, and queue the key group for a new decision (its children follow). */
+static const char SQL_INVALIDATE[] =
+	"WITH r AS (UPDATE run SET valid = false, invalidated_at = now()"
+	"  WHERE run_id = $1 RETURNING id, commit_id, machine_id, test_id, variant_id),"
+	" q AS (INSERT INTO decision_queue (commit_id, machine_id, test_id, variant_id)"
+	"  SELECT commit_id, machine_id, test_id, variant_id FROM r"
+	"  ON CONFLICT (commit_id, machine_id, test_id, variant_id)"
+	"  DO UPDATE SET version = decision_queue.version + 1, queued_at = now())"
+	" SELECT id FROM r";
+
+void api_run_invalidate(struct request *rq, struct reply *rp)
+{
+	const char *params[1] = {rq->arg};
+	PGconn *c = db_get();
+	PGresult *r;
+
+	if (!c) {
+		reply_unavailable(rp);
+		return;
+	}
+	r = db_exec(c, SQL_INVALIDATE, 1, params);
+	if (!db_ok(r)) {
+		reply_db_error(rp, c, r, "invalidating the run");
+	} else if (PQntuples(r) == 0) {
+		reply_error(rp, 404, "not_found", "run_id", "no run \"%s\"", rq->arg);
+	} else {
+		rp->status = 200;
+		rp->content_type = "application/json";
+		buf_puts(&rp->body, "{\"run_id\":");
+		jsonw_string(&rp->body, rq->arg, strlen(rq->arg));
+		buf_puts(&rp->body, ",\"valid\":false}");
+	}
+	PQclear(r);
+}

@@ -1,0 +1,244 @@
+/*
+ * trend.c - GET /api/v1/trend: the history of one trend key (machine,
+ * suite + params, metric; one series per variant unless variant= picks
+ * one), in commit order, with the stored change points and decisions.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../server/db.h"
+#include "../server/jsonw.h"
+#include "../server/stats.h"
+#include "../server/trend.h"
+#include "../server/util.h"
+#include "api.h"
+#include "query.h"
+
+static const char SQL_KEYS[] =
+	"SELECT DISTINCT m.id, t.id, t.params::text, v.id, v.knobs::text,"
+	" (SELECT id FROM metric WHERE name = $3)"
+	" FROM run r JOIN machine m ON m.id = r.machine_id JOIN test t ON t.id = r.test_id"
+	" JOIN variant v ON v.id = r.variant_id"
+	" WHERE m.name = $1 AND t.suite = $2 AND ($4::jsonb IS NULL OR t.params = $4::jsonb)"
+	"  AND ($5::jsonb IS NULL OR v.knobs = $5::jsonb)"
+	" ORDER BY 3, 5";
+
+static const char SQL_CHANGE_POINTS[] =
+	"SELECT cp.id, c.sha, c.release, pc.sha, pc.release, cp.shift_pct, cp.ci_lo_pct,"
+	" cp.ci_hi_pct, cp.p_value FROM change_point cp"
+	" JOIN commits c ON c.id = cp.commit_id JOIN commits pc ON pc.id = cp.prev_commit_id"
+	" WHERE cp.machine_id = $1 AND cp.test_id = $2 AND cp.variant_id = $3"
+	"  AND cp.metric_id = $4 ORDER BY cp.id";
+
+static const char SQL_DECISIONS[] =
+	"SELECT d.id, coalesce(c.sha, c.release), d.verdict, d.change_pct, d.change_abs, d.state"
+	" FROM decision d JOIN commits c ON c.id = d.commit_id"
+	" WHERE d.machine_id = $1 AND d.test_id = $2 AND d.variant_id = $3 AND d.metric_id = $4"
+	"  AND d.verdict <> 'noise' ORDER BY d.id";
+
+static void put_num(struct buf *b, double v)
+{
+	if (isfinite(v))
+		jsonw_double(b, v);
+	else
+		buf_puts(b, "null");
+}
+
+static void put_str(struct buf *b, const char *s)
+{
+	if (s)
+		jsonw_string(b, s, strlen(s));
+	else
+		buf_puts(b, "null");
+}
+
+static void put_point(struct buf *b, const struct trend_point *p)
+{
+	const struct trend_commit *c = p->commit;
+
+	buf_puts(b, "{\"commit\":");
+	put_str(b, c->sha);
+	buf_puts(b, ",\"parent\":");
+	put_str(b, c->parent);
+	buf_puts(b, ",\"release\":");
+	put_str(b, c->release);
+	buf_puts(b, ",\"subject\":");
+	put_str(b, c->subject);
+	buf_puts(b, ",\"date\":");
+	put_str(b, c->date);
+	buf_printf(b, ",\"n\":%zu,\"mean\":", p->n);
+	put_num(b, stats_mean(p->samples, p->n));
+	buf_puts(b, ",\"stddev\":");
+	put_num(b, p->n > 1 ? stats_stddev(p->samples, p->n) : 0);
+	buf_puts(b, ",\"min\":");
+	put_num(b, stats_min(p->samples, p->n));
+	buf_puts(b, ",\"max\":");
+	put_num(b, stats_max(p->samples, p->n));
+	buf_puts(b, ",\"samples\":[");
+	for (size_t i = 0; i < p->n; i++) {
+		if (i)
+			buf_putc(b, ',');
+		put_num(b, p->samples[i]);
+	}
+	buf_puts(b, "],\"runs\":[");
+	for (size_t i = 0; i < p->nruns; i++) {
+		if (i)
+			buf_putc(b, ',');
+		put_str(b, p->runs[i]);
+	}
+	buf_puts(b, "]}");
+}
+
+/* One variant's series. Returns 0, or -1 after answering an error. */
+static int put_series(PGconn *c, PGresult *keys, int row, struct buf *b, struct reply *rp)
+{
+	const char *params[4] = {PQgetvalue(keys, row, 0), PQgetvalue(keys, row, 1),
+				 PQgetvalue(keys, row, 3), PQgetvalue(keys, row, 5)};
+	struct trend_group g;
+	PGresult *failed = NULL, *r;
+
+	if (trend_load(c, params[0], params[1], params[2], params[3], &g, &failed)) {
+		reply_db_error(rp, c, failed, "loading the trend");
+		PQclear(failed);
+		return -1;
+	}
+	buf_printf(b, "{\"variant\":%s,\"points\":[", PQgetvalue(keys, row, 4));
+	for (size_t t = 0; t < g.ntrends; t++)
+		for (size_t i = 0; i < g.trends[t].npoints; i++) {
+			if (i)
+				buf_putc(b, ',');
+			put_point(b, &g.trends[t].points[i]);
+		}
+	trend_release(&g);
+	buf_puts(b, "],\"change_points\":[");
+	r = db_exec(c, SQL_CHANGE_POINTS, 4, params);
+	if (!db_ok(r)) {
+		reply_db_error(rp, c, r, "reading change points");
+		PQclear(r);
+		return -1;
+	}
+	for (int i = 0; i < PQntuples(r); i++) {
+		buf_printf(b, "%s{\"id\":%s,\"commit\":", i ? "," : "", PQgetvalue(r, i, 0));
+		put_str(b, PQgetisnull(r, i, 1) ? PQgetvalue(r, i, 2) : PQgetvalue(r, i, 1));
+		buf_puts(b, ",\"prev_commit\":");
+		put_str(b, PQgetisnull(r, i, 3) ? PQgetvalue(r, i, 4) : PQgetvalue(r, i, 3));
+		buf_puts(b, ",\"shift_pct\":");
+		put_num(b, strtod(PQgetvalue(r, i, 5), NULL));
+		buf_puts(b, ",\"ci95_pct\":[");
+		put_num(b, strtod(PQgetvalue(r, i, 6), NULL));
+		buf_putc(b, ',');
+		put_num(b, strtod(PQgetvalue(r, i, 7), NULL));
+		buf_puts(b, "],\"p_value\":");
+		put_num(b, strtod(PQgetvalue(r, i, 8), NULL));
+		buf_putc(b, '}');
+	}
+	PQclear(r);
+	buf_puts(b, "],\"decisions\":[");
+	r = db_exec(c, SQL_DECISIONS, 4, params);
+	if (!db_ok(r)) {
+		reply_db_error(rp, c, r, "reading decisions");
+		PQclear(r);
+		return -1;
+	}
+	for (int i = 0; i < PQntuples(r); i++) {
+		buf_printf(b, "%s{\"id\":%s,\"commit\":", i ? "," : "", PQgetvalue(r, i, 0));
+		put_str(b, PQgetvalue(r, i, 1));
+		buf_puts(b, ",\"verdict\":");
+		put_str(b, PQgetvalue(r, i, 2));
+		buf_puts(b, ",\"change_pct\":");
+		put_num(b, PQgetisnull(r, i, 3) ? NAN : strtod(PQgetvalue(r, i, 3), NULL));
+		buf_puts(b, ",\"change_abs\":");
+		put_num(b, strtod(PQgetvalue(r, i, 4), NULL));
+		buf_puts(b, ",\"state\":");
+		put_str(b, PQgetvalue(r, i, 5));
+		buf_putc(b, '}');
+	}
+	PQclear(r);
+	buf_puts(b, "]}");
+	return 0;
+}
+
+void api_trend(struct request *rq, struct reply *rp)
+{
+	static const char *const required[] = {"machine", "suite", "metric"};
+	const char *params[5];
+	char *pj = NULL, *vj = NULL;
+	PGresult *keys = NULL;
+	PGconn *c;
+	struct buf *b = &rp->body;
+
+	for (int i = 0; i < 3; i++) {
+		params[i] = http_query(rq, required[i]);
+		if (!params[i] || !*params[i]) {
+			reply_error(rp, 400, "invalid", required[i], "%s= is required", required[i]);
+			return;
+		}
+	}
+	for (int i = 0; i < 2; i++) {
+		const char *name = i ? "variant" : "params";
+		const char *text = http_query(rq, name);
+		json_t *pairs = text ? query_pairs(text) : NULL;
+		if (text && !pairs) {
+			reply_error(rp, 400, "invalid", name, "%s must read key=value,key=value", name);
+			goto out;
+		}
+		if (pairs)
+			*(i ? &vj : &pj) = jsonw_dump(pairs, 1);
+		json_decref(pairs);
+	}
+	params[3] = pj;
+	params[4] = vj;
+	if (!(c = db_get())) {
+		reply_unavailable(rp);
+		goto out;
+	}
+	keys = db_exec(c, SQL_KEYS, 5, params);
+	if (!db_ok(keys)) {
+		reply_db_error(rp, c, keys, "finding the trend");
+		goto out;
+	}
+	if (PQntuples(keys) == 0) {
+		reply_error(rp, 404, "not_found", NULL, "machine \"%s\" has no %s runs like that",
+			    params[0], params[1]);
+		goto out;
+	}
+	if (PQgetisnull(keys, 0, 5)) {
+		reply_error(rp, 404, "not_found", "metric", "no metric \"%s\"", params[2]);
+		goto out;
+	}
+	for (int i = 1; i < PQntuples(keys); i++) {
+		if (strcmp(PQgetvalue(keys, i, 1), PQgetvalue(keys, 0, 1))) {
+			struct buf list = BUF_INIT;
+			for (int j = 0; j < PQntuples(keys); j++)
+				if (!j || strcmp(PQgetvalue(keys, j, 1), PQgetvalue(keys, j - 1, 1)))
+					buf_printf(&list, "%s%s", list.len ? ", " : "",
+						   PQgetvalue(keys, j, 2));
+			reply_error(rp, 400, "invalid", "params",
+				    "several tests match; give params= one of %s", buf_str(&list));
+			buf_release(&list);
+			goto out;
+		}
+	}
+	buf_puts(b, "{\"machine\":");
+	put_str(b, params[0]);
+	buf_puts(b, ",\"suite\":");
+	put_str(b, params[1]);
+	buf_printf(b, ",\"params\":%s,\"metric\":", PQgetvalue(keys, 0, 2));
+	put_str(b, params[2]);
+	buf_puts(b, ",\"series\":[");
+	for (int i = 0; i < PQntuples(keys); i++) {
+		if (i)
+			buf_putc(b, ',');
+		if (put_series(c, keys, i, b, rp))
+			goto out;
+	}
+	buf_puts(b, "]}");
+	rp->status = 200;
+	rp->content_type = "application/json";
+out:
+	PQclear(keys);
+	free(pj);
+	free(vj);
+}

@@ -1,0 +1,161 @@
+/*
+ * trend.c - trend histories: commits of the key group ordered once
+ * (commit_order), samples read in (metric, commit, run, iteration) order and
+ * cut into points.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "commit_order.h"
+#include "db.h"
+#include "trend.h"
+#include "util.h"
+
+static const char SQL_COMMITS[] =
+	"SELECT c.id, c.sha, c.parent_sha, c.release, c.subject,"
+	" to_char(c.committed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
+	" extract(epoch FROM coalesce(c.committed_at, min(r.received_at)))"
+	" FROM commits c JOIN run r ON r.commit_id = c.id"
+	" WHERE r.machine_id = $1 AND r.test_id = $2 AND r.variant_id = $3 AND r.valid"
+	" GROUP BY c.id";
+
+static const char SQL_SAMPLES[] =
+	"SELECT s.metric_id, r.commit_id, r.run_id, s.value, m.name"
+	" FROM run r JOIN sample s ON s.run_id = r.id JOIN metric m ON m.id = s.metric_id"
+	" WHERE r.machine_id = $1 AND r.test_id = $2 AND r.variant_id = $3 AND r.valid"
+	"  AND ($4::bigint IS NULL OR s.metric_id = $4)"
+	" ORDER BY s.metric_id, r.commit_id, r.id, s.iteration";
+
+static const char *opt(PGresult *r, int row, int col)
+{
+	return PQgetisnull(r, row, col) ? NULL : PQgetvalue(r, row, col);
+}
+
+static int id_cmp(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = ((const struct trend_commit *)b)->id;
+	return x < y ? -1 : x > y;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	long x = ((const struct trend_commit *)a)->id, y = ((const struct trend_commit *)b)->id;
+	return x < y ? -1 : x > y;
+}
+
+int trend_load(PGconn *c, const char *machine_id, const char *test_id, const char *variant_id,
+	       const char *metric_id, struct trend_group *g, PGresult **failed)
+{
+	const char *params[4] = {machine_id, test_id, variant_id, metric_id};
+	struct commit_node *nodes;
+	struct trend_commit *by_id_sorted;
+	size_t *rank;
+	int n, ns;
+
+	memset(g, 0, sizeof(*g));
+	*failed = NULL;
+	g->commits_res = db_exec(c, SQL_COMMITS, 3, params);
+	if (!db_ok(g->commits_res)) {
+		*failed = g->commits_res;
+		g->commits_res = NULL;
+		return -1;
+	}
+	g->samples_res = db_exec(c, SQL_SAMPLES, 4, params);
+	if (!db_ok(g->samples_res)) {
+		*failed = g->samples_res;
+		g->samples_res = NULL;
+		trend_release(g);
+		return -1;
+	}
+	n = PQntuples(g->commits_res);
+	g->ncommits = (size_t)n;
+	nodes = xcalloc((size_t)n + 1, sizeof(*nodes));
+	by_id_sorted = xcalloc((size_t)n + 1, sizeof(*by_id_sorted));
+	for (int i = 0; i < n; i++) {
+		struct trend_commit *tc = &by_id_sorted[i];
+		tc->id = strtol(PQgetvalue(g->commits_res, i, 0), NULL, 10);
+		tc->sha = opt(g->commits_res, i, 1);
+		tc->parent = opt(g->commits_res, i, 2);
+		tc->release = opt(g->commits_res, i, 3);
+		tc->subject = opt(g->commits_res, i, 4);
+		tc->date = opt(g->commits_res, i, 5);
+		nodes[i].sha = tc->sha;
+		nodes[i].parent = tc->parent;
+		nodes[i].when = strtod(PQgetvalue(g->commits_res, i, 6), NULL);
+		nodes[i].index = (size_t)i;
+	}
+	commit_order(nodes, (size_t)n);
+	g->commits = xcalloc((size_t)n + 1, sizeof(*g->commits));
+	for (int i = 0; i < n; i++)
+		g->commits[i] = by_id_sorted[nodes[i].index];
+	/* rank of each commit in commit order, looked up by id */
+	qsort(by_id_sorted, (size_t)n, sizeof(*by_id_sorted), by_id);
+	rank = xcalloc((size_t)n + 1, sizeof(*rank));
+	for (int i = 0; i < n; i++) {
+		struct trend_commit *tc = bsearch(&g->commits[i].id, by_id_sorted, (size_t)n,
+						  sizeof(*by_id_sorted), id_cmp);
+		rank[tc - by_id_sorted] = (size_t)i;
+	}
+
+	ns = PQntuples(g->samples_res);
+	for (int i = 0; i < ns;) {
+		long mid = strtol(PQgetvalue(g->samples_res, i, 0), NULL, 10);
+		struct trend *t;
+		size_t *slot = xcalloc((size_t)n + 1, sizeof(*slot)); /* point index + 1 per rank */
+
+		g->trends = xrealloc(g->trends, (g->ntrends + 1) * sizeof(*g->trends));
+		t = &g->trends[g->ntrends++];
+		memset(t, 0, sizeof(*t));
+		t->metric_id = mid;
+		t->metric = PQgetvalue(g->samples_res, i, 4);
+		t->points = xcalloc((size_t)n + 1, sizeof(*t->points));
+		for (; i < ns && strtol(PQgetvalue(g->samples_res, i, 0), NULL, 10) == mid; i++) {
+			long cid = strtol(PQgetvalue(g->samples_res, i, 1), NULL, 10);
+			struct trend_commit *tc = bsearch(&cid, by_id_sorted, (size_t)n,
+							  sizeof(*by_id_sorted), id_cmp);
+			size_t rk = rank[tc - by_id_sorted];
+			struct trend_point *p = &t->points[rk];
+			const char *run = PQgetvalue(g->samples_res, i, 2);
+
+			slot[rk] = 1;
+			p->commit = &g->commits[rk];
+			if (p->n == p->cap) {
+				p->cap = p->cap ? p->cap * 2 : 8;
+				p->samples = xrealloc(p->samples, p->cap * sizeof(double));
+			}
+			p->samples[p->n++] = strtod(PQgetvalue(g->samples_res, i, 3), NULL);
+			if (!p->nruns || strcmp(p->runs[p->nruns - 1], run)) {
+				if (p->nruns == p->runcap) {
+					p->runcap = p->runcap ? p->runcap * 2 : 4;
+					p->runs = xrealloc(p->runs, p->runcap * sizeof(char *));
+				}
+				p->runs[p->nruns++] = run;
+			}
+		}
+		/* keep only commits with samples, in commit order */
+		for (size_t r = 0; r < (size_t)n; r++)
+			if (slot[r])
+				t->points[t->npoints++] = t->points[r];
+		free(slot);
+	}
+	free(rank);
+	free(nodes);
+	free(by_id_sorted);
+	return 0;
+}
+
+void trend_release(struct trend_group *g)
+{
+	for (size_t i = 0; i < g->ntrends; i++) {
+		for (size_t p = 0; p < g->trends[i].npoints; p++) {
+			free(g->trends[i].points[p].samples);
+			free(g->trends[i].points[p].runs);
+		}
+		free(g->trends[i].points);
+	}
+	free(g->trends);
+	free(g->commits);
+	PQclear(g->commits_res);
+	PQclear(g->samples_res);
+	memset(g, 0, sizeof(*g));
+}

@@ -1,0 +1,50 @@
+/*
+ * trend.h - the history of trend keys: for (machine, test, variant) and one
+ * or all metrics, every commit's samples, commits in commit order. Read by
+ * GET /api/v1/trend and by the worker that finds change points.
+ */
+#ifndef KPERF_TREND_H
+#define KPERF_TREND_H
+
+#include <libpq-fe.h>
+#include <stddef.h>
+
+struct trend_commit {
+	long id;
+	const char *sha, *parent, *release, *subject, *date; /* borrowed; may be NULL */
+};
+
+struct trend_point {
+	const struct trend_commit *commit;
+	double *samples;
+	size_t n, cap;
+	const char **runs; /* run_id of each run, borrowed */
+	size_t nruns, runcap;
+};
+
+struct trend {
+	long metric_id;
+	const char *metric; /* borrowed */
+	struct trend_point *points; /* in commit order, only commits with samples */
+	size_t npoints;
+};
+
+struct trend_group {
+	PGresult *commits_res, *samples_res;
+	struct trend_commit *commits; /* in commit order */
+	size_t ncommits;
+	struct trend *trends;         /* one per metric, by metric id */
+	size_t ntrends;
+};
+
+/*
+ * Load the histories of (machine_id, test_id, variant_id), of metric_id only
+ * when it is not NULL. Invalid runs are left out. Returns 0, or -1 with
+ * *failed set to the failed result (the caller reports and PQclears it).
+ */
+int trend_load(PGconn *c, const char *machine_id, const char *test_id, const char *variant_id,
+	       const char *metric_id, struct trend_group *g, PGresult **failed);
+
+void trend_release(struct trend_group *g);
+
+#endif
