@@ -30,5 +30,7 @@ void api_regressions_list(struct request *rq, struct reply *rp);
 void api_regression_get(struct request *rq, struct reply *rp);
 void api_regression_triage(struct request *rq, struct reply *rp);
 void api_run_invalidate(struct request *rq, struct reply *rp);
+void api_series_list(struct request *rq, struct reply *rp);
+void api_series_get(struct request *rq, struct reply *rp);
 
 #endif

@@ -139,7 +139,7 @@ void api_regressions_list(struct request *rq, struct reply *rp)
 }
 
 static const char SQL_ONE[] =
-	"SELECT " DECISION_JSON " || jsonb_build_object("
+	"SELECT (" DECISION_JSON " || jsonb_build_object("
 	" 'base_samples', (SELECT coalesce(jsonb_agg(s.value ORDER BY r.id, s.iteration), '[]')"
 	"   FROM run r JOIN sample s ON s.run_id = r.id AND s.metric_id = d.metric_id"
 	"   WHERE r.commit_id = d.base_commit_id AND r.machine_id = d.machine_id"
@@ -153,7 +153,7 @@ static const char SQL_ONE[] =
 	"   AND r.test_id = d.test_id AND r.variant_id = d.variant_id AND r.valid),"
 	" 'target_runs', (SELECT coalesce(jsonb_agg(r.run_id ORDER BY r.id), '[]') FROM run r"
 	"   WHERE r.commit_id = d.commit_id AND r.machine_id = d.machine_id"
-	"   AND r.test_id = d.test_id AND r.variant_id = d.variant_id AND r.valid))::text"
+	"   AND r.test_id = d.test_id AND r.variant_id = d.variant_id AND r.valid)))::text"
 	DECISION_FROM " WHERE d.id = $1";
 
 static int decision_id(struct request *rq, struct reply *rp, char *id, size_t cap)

@@ -19,6 +19,8 @@ const struct route routes[] = {
 	{"GET", "/api/v1/metrics", api_metrics_list, AUTH_PUBLIC, 0},
 	{"GET", "/api/v1/compare", api_compare, AUTH_PUBLIC, 0},
 	{"GET", "/api/v1/trend", api_trend, AUTH_PUBLIC, 0},
+	{"GET", "/api/v1/series", api_series_list, AUTH_PUBLIC, 0},
+	{"GET", "/api/v1/series/*", api_series_get, AUTH_PUBLIC, 0},
 	{"GET", "/api/v1/regressions", api_regressions_list, AUTH_PUBLIC, 0},
 	{"GET", "/api/v1/regressions/*", api_regression_get, AUTH_PUBLIC, 0},
 	{"POST", "/api/v1/regressions/*", api_regression_triage, AUTH_ADMIN, 1},
@@ -27,6 +29,14 @@ const struct route routes[] = {
 	{"GET", "/metrics", api_prometheus, AUTH_PUBLIC, 0},
 	{"GET", "/", static_serve, AUTH_PUBLIC, 0},
 	{"GET", "/static/**", static_serve, AUTH_PUBLIC, 0},
+	{"GET", "/trend", static_page, AUTH_PUBLIC, 0},
+	{"GET", "/compare", static_page, AUTH_PUBLIC, 0},
+	{"GET", "/lru-lock", static_page, AUTH_PUBLIC, 0},
+	{"GET", "/mglru", static_page, AUTH_PUBLIC, 0},
+	{"GET", "/subscriptions", static_page, AUTH_PUBLIC, 0},
+	{"GET", "/series/*", static_page, AUTH_PUBLIC, 0},
+	{"GET", "/runs/*", static_page, AUTH_PUBLIC, 0},
+	{"GET", "/regressions/*", static_page, AUTH_PUBLIC, 0},
 	{NULL, NULL, NULL, AUTH_PUBLIC, 0},
 };
 

@@ -53,9 +53,35 @@ static int safe_relative(const char *p)
 	}
 }
 
+static void serve_file(struct request *rq, struct reply *rp, const char *rel);
+
 void static_serve(struct request *rq, struct reply *rp)
 {
-	const char *rel = rq->arg && *rq->arg ? rq->arg : "index.html";
+	serve_file(rq, rp, rq->arg && *rq->arg ? rq->arg : "index.html");
+}
+
+void static_page(struct request *rq, struct reply *rp)
+{
+	/* the view's state lives in the URL; the page reads it in the browser */
+	static const char *const pages[][2] = {
+		{"/trend", "trend.html"},	  {"/compare", "compare.html"},
+		{"/lru-lock", "lru-lock.html"},	  {"/mglru", "mglru.html"},
+		{"/series/", "series.html"},	  {"/runs/", "run.html"},
+		{"/regressions/", "regression.html"}, {"/subscriptions", "subscriptions.html"},
+	};
+	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]); i++) {
+		size_t n = strlen(pages[i][0]);
+		if (!strncmp(rq->path, pages[i][0], n)) {
+			serve_file(rq, rp, pages[i][1]);
+			return;
+		}
+	}
+	reply_error(rp, 404, "not_found", NULL, "no such page");
+}
+
+static void serve_file(struct request *rq, struct reply *rp, const char *rel)
+{
+	(void)rq; /* ETag and gzip negotiation come here */
 	char want[PATH_MAX], root[PATH_MAX], real[PATH_MAX];
 	struct stat st;
 	FILE *f = NULL;

@@ -10,4 +10,7 @@
 /* Serve rq->arg (a path under the static directory), or index.html for "/". */
 void static_serve(struct request *rq, struct reply *rp);
 
+/* Serve the page of a dashboard URL: /trend -> trend.html, /runs/X -> run.html... */
+void static_page(struct request *rq, struct reply *rp);
+
 #endif
