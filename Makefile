@@ -7,7 +7,7 @@ PREFIX   ?= /usr/local
 DESTDIR  ?=
 
 CC       ?= gcc
-PKGS     := libmicrohttpd libpq jansson gsl
+PKGS     := libmicrohttpd libpq jansson gsl zlib libcurl
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wformat=2 -Wvla -fno-common
 CFLAGS   ?= -O2 -g
@@ -27,7 +27,7 @@ MIGRATIONS := $(sort $(wildcard migrations/[0-9][0-9][0-9]_*.sql))
 VENDOR     := static/vendor/chart.umd.min.js static/vendor/chartjs-plugin-zoom.min.js \
               static/vendor/hammer.min.js
 
-.PHONY: all deps run stop test unit bench fuzz install clean format vendor
+.PHONY: all deps run stop test unit bench bench-detect fuzz install clean format vendor
 all: $(BUILD)/kperfd $(BUILD)/tests/kperf-tests vendor
 
 $(BUILD)/kperfd: $(BUILD)/obj/server/main.o $(SERVER_OBJ)
@@ -77,12 +77,22 @@ stop:
 
 # Everything: unit and end-to-end tests against a real PostgreSQL, then the
 # same suite built with AddressSanitizer + UndefinedBehaviorSanitizer.
-test: deps
+test:
+	scripts/deps.sh test
 	scripts/test.sh
 
 # Speed as ratios against a baseline measured in the same run.
 bench:
 	tests/bench/bench.sh
+
+# The regression detectors (LKP's rule, Welch, kperf's verdict) on simulated
+# histories with known truth.
+$(BUILD)/bench/detect: $(BUILD)/obj/tests/bench/detect.o $(SERVER_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+bench-detect: $(BUILD)/bench/detect
+	$(BUILD)/bench/detect
 
 install: $(BUILD)/kperfd
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/kperf/static
@@ -99,3 +109,6 @@ clean:
 
 # kperf-collect, the lab-machine collector (its own sources and tests).
 -include collectors/collect.mk
+
+# libFuzzer harnesses (clang): `make fuzz FUZZ_SECONDS=60`.
+-include tests/fuzz/fuzz.mk

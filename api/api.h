@@ -32,5 +32,10 @@ void api_regression_triage(struct request *rq, struct reply *rp);
 void api_run_invalidate(struct request *rq, struct reply *rp);
 void api_series_list(struct request *rq, struct reply *rp);
 void api_series_get(struct request *rq, struct reply *rp);
+void api_subscriptions_post(struct request *rq, struct reply *rp);
+void api_subscriptions_list(struct request *rq, struct reply *rp);
+void api_subscription_delete(struct request *rq, struct reply *rp);
+void api_unsubscribe(struct request *rq, struct reply *rp);
+void api_alerts_list(struct request *rq, struct reply *rp);
 
 #endif

@@ -9,94 +9,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../server/compare_lkp.h"
 #include "../server/stats_lkp.h"
 #include "../server/stats_mmtests.h"
 #include "../server/util.h"
 #include "compare.h"
 
-static int same_block(const struct cmp_key *a, const struct cmp_key *b)
+void compare_render_lkp(const struct compare_req *q, struct buf *out)
 {
-	return !strcmp(a->machine, b->machine) && !strcmp(a->suite, b->suite) &&
-	       !strcmp(a->params, b->params) && !strcmp(a->variant, b->variant);
-}
-
-/* One LKP block: keys [from, to) share machine, test and variant. */
-static void lkp_block(const struct compare_req *q, size_t from, size_t to, struct buf *out)
-{
-	size_t nk = to - from, ncols = (size_t)q->nrefs, naxes = 0;
-	json_t *params = json_loads(q->set.keys[from]->params, 0, NULL);
-	json_t *variant = json_loads(q->set.keys[from]->variant, 0, NULL);
-	const char **axis_keys = xcalloc(json_object_size(params) + json_object_size(variant) + 2,
-					 sizeof(char *));
-	const char **axis_values = xcalloc(json_object_size(params) + json_object_size(variant) + 2,
-					   sizeof(char *));
 	struct lkp_kernel kernels[COMPARE_SIDES_MAX];
-	size_t runs[COMPARE_SIDES_MAX] = {0};
-	struct lkp_stat *stats = xcalloc(nk, sizeof(*stats));
-	const double **values = xcalloc(nk * ncols, sizeof(double *));
-	size_t *nvalues = xcalloc(nk * ncols, sizeof(size_t));
-	const char *key;
-	json_t *v;
-	char *text = NULL;
-	int targets_ran = 0;
 
-	json_object_foreach(params, key, v) {
-		axis_keys[naxes] = key;
-		axis_values[naxes++] = json_string_value(v);
-	}
-	json_object_foreach(variant, key, v) {
-		axis_keys[naxes] = key;
-		axis_values[naxes++] = json_string_value(v);
-	}
-	axis_keys[naxes] = "tbox_group";
-	axis_values[naxes++] = q->set.keys[from]->machine;
-	axis_keys[naxes] = "testcase";
-	axis_values[naxes++] = q->set.keys[from]->suite;
-	for (size_t c = 0; c < ncols; c++) {
+	for (int c = 0; c < q->nrefs; c++) {
 		kernels[c].sha = q->refs[c].sha;
 		kernels[c].subject = q->refs[c].subject;
 	}
-	for (size_t i = 0; i < nk; i++) {
-		const struct cmp_key *k = q->set.keys[from + i];
-		for (size_t c = 0; c < ncols; c++) {
-			values[i * ncols + c] = k->cell[c].run_means;
-			nvalues[i * ncols + c] = k->cell[c].nruns;
-			if (k->cell[c].nruns > runs[c])
-				runs[c] = k->cell[c].nruns;
-		}
-		stats[i].name = k->metric;
-		stats[i].values = values + i * ncols;
-		stats[i].nvalues = nvalues + i * ncols;
-	}
-	for (size_t c = 1; c < ncols; c++)
-		targets_ran |= runs[c] > 0;
-	if (runs[0] && targets_ran) {
-		struct lkp_block b = {naxes, axis_keys, axis_values, ncols, kernels, runs,
-				      q->set.keys[from]->suite, nk, stats};
-		if (lkp_render(&b, &text, NULL) == 0)
-			buf_puts(out, text);
-		free(text);
-	}
-	free(values);
-	free(nvalues);
-	free(stats);
-	free(axis_keys);
-	free(axis_values);
-	json_decref(params);
-	json_decref(variant);
-}
-
-void compare_render_lkp(const struct compare_req *q, struct buf *out)
-{
-	size_t from = 0;
-
-	for (size_t i = 1; i <= q->set.nkeys; i++) {
-		if (i < q->set.nkeys && same_block(q->set.keys[from], q->set.keys[i]))
-			continue;
-		if (q->set.nkeys)
-			lkp_block(q, from, i, out);
-		from = i;
-	}
+	cmp_render_lkp(&q->set, kernels, out);
 }
 
 /* ---- mmtests ---- */

@@ -6,6 +6,7 @@
 
 #include "../server/counters.h"
 #include "../server/db.h"
+#include "../server/mailer.h"
 #include "api.h"
 
 void api_healthz(struct request *rq, struct reply *rp)
@@ -20,7 +21,10 @@ void api_healthz(struct request *rq, struct reply *rp)
 	}
 	r = db_exec(c, "SELECT 1", 0, NULL);
 	if (db_ok(r))
-		reply_json(rp, 200, "{\"status\":\"ok\",\"database\":\"ok\"}");
+		reply_json(rp, 200, mailer_configured()
+					    ? "{\"status\":\"ok\",\"database\":\"ok\",\"mail\":\"configured\"}"
+					    : "{\"status\":\"ok\",\"database\":\"ok\","
+					      "\"mail\":\"not configured\"}");
 	else
 		reply_db_error(rp, c, r, "health check");
 	PQclear(r);

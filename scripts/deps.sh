@@ -1,10 +1,13 @@
 #!/bin/sh
 # deps.sh - `make deps`: install what kperf needs from Debian 12 when it is
 # missing (apt-get, as root), or print the exact command and stop.
+# `deps.sh test` adds what `make test` needs: Chromium for the browser tests,
+# a real SMTP server (python3-aiosmtpd), clang for the fuzzers.
 set -eu
 pkgs="build-essential pkg-config libmicrohttpd-dev libpq-dev libjansson-dev
 libcurl4-openssl-dev libgsl-dev libcriterion-dev zlib1g-dev postgresql postgresql-client curl git"
 command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"
+[ "${1:-}" = test ] && pkgs="$pkgs chromium python3-aiosmtpd clang libclang-rt-14-dev"
 
 missing=
 for p in $pkgs; do
@@ -19,3 +22,6 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get install -y --no-install-recommends $missing ||
 	{ apt-get update && apt-get install -y --no-install-recommends $missing; }
+# front-end packages, pinned by package-lock.json
+[ -d node_modules/chart.js ] && [ -d node_modules/playwright-core ] ||
+	npm ci --no-audit --no-fund --loglevel=error

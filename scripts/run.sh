@@ -27,6 +27,7 @@ if [ "${1:-}" = stop ]; then
 	exit 0
 fi
 
+[ -n "${KPERF_DATABASE_URL:-}" ] && export KPERF_DATABASE_URL_GIVEN=1
 if [ -z "${KPERF_DATABASE_URL:-}" ]; then
 	pgdir=$(scripts/pg.sh dir var/pg)
 	scripts/pg.sh start "$pgdir" "$pgport"
@@ -51,4 +52,10 @@ echo "kperf: serving http://127.0.0.1:$port (Ctrl-C stops)" >&2
 trap 'trap - INT TERM EXIT; stop_all' INT TERM EXIT
 build/kperfd --listen "${KPERF_LISTEN:-127.0.0.1}" --port "$port" &
 echo $! > var/kperfd.pid
+# A newcomer sees every page populated: demo data into an empty database
+# (machines named demo-*); KPERF_DEMO=0 skips it.
+if [ "${KPERF_DEMO:-1}" != 0 ] && [ -z "${KPERF_DATABASE_URL_GIVEN:-}" ]; then
+	node scripts/demo.mjs "http://127.0.0.1:$port" "$KPERF_BOOTSTRAP_TOKEN" ||
+		echo "kperf: demo data not loaded" >&2
+fi
 wait "$(cat var/kperfd.pid)" || true

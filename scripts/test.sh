@@ -31,6 +31,10 @@ export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 status=0
+if [ -f tests/fuzz/fuzz.mk ]; then
+	echo "== fuzzing each harness for a few seconds"
+	make -s fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-3}" || status=1
+fi
 echo "== tests (build/)"
 KPERF_BIN=build/kperfd build/tests/kperf-tests --jobs "$jobs" "$@" || status=1
 if [ -x build/tests/collect-tests ]; then
@@ -42,6 +46,25 @@ fi
 echo "== tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)"
 KPERF_BIN=build-asan/kperfd build-asan/tests/kperf-tests --jobs "$jobs" "$@" 2>&1 | tee "$tmp/asan.out" || status=1
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
+echo "== browser tests (tests/e2e, headless Chromium)"
+if [ -x /usr/bin/chromium ] && [ -d node_modules/playwright-core ]; then
+	scripts/pg.sh createdb "$tmp/pg" "$pgport" kperf_e2e
+	KPERF_DATABASE_URL="host=$tmp/pg/sock port=$pgport user=kperf dbname=kperf_e2e" \
+	KPERF_BOOTSTRAP_TOKEN=e2e_collector_token_0123456789 \
+	KPERF_BOOTSTRAP_ADMIN_TOKEN=e2e_admin_token_0123456789 KPERF_CONFIG=/dev/null \
+		build/kperfd --port 0 --port-file "$tmp/e2e.port" --static static \
+		>"$tmp/e2e-kperfd.log" 2>&1 &
+	e2e_pid=$!
+	for _ in $(seq 100); do [ -s "$tmp/e2e.port" ] && break; sleep 0.1; done
+	KPERF_URL="http://127.0.0.1:$(cat "$tmp/e2e.port")" \
+	KPERF_TOKEN=e2e_collector_token_0123456789 KPERF_ADMIN_TOKEN=e2e_admin_token_0123456789 \
+		node tests/e2e/run.mjs || status=1
+	kill "$e2e_pid" 2>/dev/null || true
+	wait "$e2e_pid" 2>/dev/null || true
+else
+	echo "chromium or playwright-core missing: run .ci/run or make deps" >&2
+	status=1
+fi
 if grep -l -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$tmp"/*/kperfd.log 2>/dev/null; then
 	for f in $(grep -l -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$tmp"/*/kperfd.log); do
 		grep -A 30 -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$f" | head -60

@@ -34,12 +34,22 @@ static const struct setting settings[] = {
 	{"PUBLIC_URL", "--public-url", STR(public_url), "base URL used in links in mail"},
 	{"SMTP_URL", "--smtp-url", STR(smtp_url), "smtp://host:port for alert mail"},
 	{"MAIL_FROM", "--mail-from", STR(mail_from), "sender address of alert mail"},
+	{"SMTP_USER", NULL, STR(smtp_user), "SMTP login"},
+	{"SMTP_PASSWORD", NULL, STR(smtp_password), "SMTP password"},
+	{"SMTP_MAX_ATTEMPTS", NULL, NUM(smtp_max_attempts, 1, 100),
+	 "deliveries tried before a message is failed (8)"},
+	{"SMTP_RETRY_S", NULL, NUM(smtp_retry_s, 0, 86400), "first retry delay, doubling (30)"},
+	{"ALERT_SETTLE_S", NULL, NUM(alert_settle_s, 0, 86400),
+	 "seconds after a commit's last decision before its mail goes (120)"},
 	{"BODY_LIMIT", "--body-limit", NUM(body_limit, 1024, LIMIT_BODY_BYTES_MAX),
 	 "largest request body in bytes (4194304)"},
 	{"THREADS", "--threads", NUM(threads, 0, LIMIT_THREADS_MAX),
 	 "worker threads (0: one per core)"},
 	{"STATIC_DIR", "--static", STR(static_dir), "directory of the dashboard files"},
 	{"PORT_FILE", "--port-file", STR(port_file), "file to write the bound port into"},
+	{"FLOORS", "--floors", STR(floors),
+	 "verdict floors per metric glob, e.g. perf-profile.*=2pp,lock_stat.*=3%"},
+	{"WORKER", "--worker", NUM(worker, 0, 1), "run the decision worker (1) or not (0)"},
 	{"BOOTSTRAP_TOKEN", NULL, STR(bootstrap_token), "collector token to create at start"},
 	{"BOOTSTRAP_ADMIN_TOKEN", NULL, STR(bootstrap_admin_token), "admin token to create at start"},
 	{NULL, NULL, K_STR, 0, 0, 0, NULL},
@@ -123,6 +133,11 @@ int config_load(int argc, char **argv, int *argi, char *err, size_t errlen)
 	cfg.body_limit = LIMIT_BODY_BYTES_DEFAULT;
 	cfg.database_url = xstrdup("dbname=kperf");
 	cfg.static_dir = xstrdup("static");
+	cfg.worker = 1;
+	cfg.smtp_max_attempts = 8;
+	cfg.smtp_retry_s = 30;
+	cfg.alert_settle_s = 120;
+	cfg.mail_from = xstrdup("kperf@localhost");
 
 	/* --config comes first so the file sits under the environment and flags. */
 	for (int i = *argi; i + 1 < argc; i++)

@@ -15,10 +15,17 @@ struct config {
 	char *public_url;    /* KPERF_PUBLIC_URL: base of links in mail */
 	char *smtp_url;      /* KPERF_SMTP_URL */
 	char *mail_from;     /* KPERF_MAIL_FROM */
+	char *smtp_user;     /* KPERF_SMTP_USER */
+	char *smtp_password; /* KPERF_SMTP_PASSWORD */
+	long smtp_max_attempts; /* KPERF_SMTP_MAX_ATTEMPTS: then a message is failed */
+	long smtp_retry_s;   /* KPERF_SMTP_RETRY_S: first retry delay, doubling */
+	long alert_settle_s; /* KPERF_ALERT_SETTLE_S: wait after a commit's last decision */
 	long body_limit;     /* KPERF_BODY_LIMIT, --body-limit: request body bytes */
 	long threads;        /* KPERF_THREADS, --threads: 0 = one per core */
 	char *static_dir;    /* KPERF_STATIC_DIR, --static: dashboard files */
 	char *port_file;     /* KPERF_PORT_FILE, --port-file: write the bound port here */
+	char *floors;        /* KPERF_FLOORS: verdict floor overrides, "glob=2%,glob=1pp" */
+	long worker;         /* KPERF_WORKER: 1 runs the decision worker (default), 0 not */
 	char *bootstrap_token;       /* KPERF_BOOTSTRAP_TOKEN: collector token to ensure */
 	char *bootstrap_admin_token; /* KPERF_BOOTSTRAP_ADMIN_TOKEN: admin token to ensure */
 };

@@ -186,7 +186,20 @@ static enum MHD_Result send_reply(struct request *rq, struct reply *rp)
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
 				rp->cache_control ? rp->cache_control : "no-store");
+	if (rp->etag)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, rp->etag);
+	if (rp->encoding)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, rp->encoding);
+	if (rp->vary_encoding)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
+	/* no inline script or style, nothing from other origins */
+	MHD_add_response_header(resp, "Content-Security-Policy",
+				"default-src 'self'; script-src 'self'; style-src 'self';"
+				" img-src 'self' data:; object-src 'none'; base-uri 'none';"
+				" frame-ancestors 'none'; form-action 'self'");
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+	MHD_add_response_header(resp, "X-Frame-Options", "DENY");
 	rq->status = rp->status;
 	rq->bytes = len;
 	rq->responded = 1;

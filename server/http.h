@@ -39,6 +39,9 @@ struct reply {
 	const char *location;
 	int retry_after;
 	const char *cache_control;
+	const char *etag;     /* static files */
+	const char *encoding; /* "gzip" when the body is compressed */
+	int vary_encoding;    /* the answer depends on Accept-Encoding */
 };
 
 /* The value of query parameter key, or NULL. Borrowed from the connection. */

@@ -11,7 +11,10 @@
 #include "config.h"
 #include "db.h"
 #include "http.h"
+#include "mailer.h"
 #include "migrate.h"
+#include "regress.h"
+#include "static.h"
 #include "stats.h"
 #include "token.h"
 #include "util.h"
@@ -73,10 +76,17 @@ static int serve(void)
 {
 	sigset_t set;
 	int sig, port;
+	char err[512];
 	PGconn *c = open_migrated();
 
+	if (regress_configure(cfg.floors, err, sizeof(err)))
+		die("KPERF_FLOORS: %s", err);
 	bootstrap_tokens(c);
+	if (alert_secret_ensure(c))
+		die("cannot store the unsubscribe secret");
 	PQfinish(c);
+	if (static_load(cfg.static_dir) < 0)
+		log_error("static directory \"%s\" unreadable: the dashboard is off", cfg.static_dir);
 	db_setup(cfg.database_url);
 
 	/* Worker threads inherit this mask; only the main thread takes signals. */
@@ -89,6 +99,15 @@ static int serve(void)
 	port = http_start();
 	if (port < 0)
 		die("cannot serve on %s:%ld", cfg.listen, cfg.port);
+	if (cfg.worker && regress_start((double)cfg.alert_settle_s))
+		die("cannot start the decision worker");
+	{
+		struct alert_config a = {cfg.mail_from, cfg.public_url, (double)cfg.alert_settle_s,
+					 cfg.smtp_max_attempts, (double)cfg.smtp_retry_s};
+		struct smtp_server s = {cfg.smtp_url, cfg.smtp_user, cfg.smtp_password, 60};
+		if (cfg.worker && mailer_start(&a, &s))
+			die("cannot start the mailer");
+	}
 	if (cfg.port_file) {
 		char tmp[4096];
 		FILE *f;
@@ -100,6 +119,9 @@ static int serve(void)
 	sigwait(&set, &sig);
 	log_info("%s received, stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
 	http_stop();
+	mailer_stop();
+	regress_stop();
+	static_unload();
 	return 0;
 }
 

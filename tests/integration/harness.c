@@ -4,7 +4,11 @@
  * tests drive the sanitizer build.
  */
 #include <criterion/criterion.h>
+#include <arpa/inet.h>
 #include <curl/curl.h>
+#include <dirent.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -40,6 +44,13 @@ static void admin_exec(const char *pg, const char *sql)
 	PQfinish(c);
 }
 
+static const char *const *extra_env;
+
+void kperfd_env(const char *const *env)
+{
+	extra_env = env;
+}
+
 static void spawn(struct kperfd *k)
 {
 	const char *bin = getenv("KPERF_BIN") ? getenv("KPERF_BIN") : "build/kperfd";
@@ -57,6 +68,8 @@ static void spawn(struct kperfd *k)
 		setenv("KPERF_BOOTSTRAP_TOKEN", TOKEN_COLLECTOR, 1);
 		setenv("KPERF_BOOTSTRAP_ADMIN_TOKEN", TOKEN_ADMIN, 1);
 		setenv("KPERF_CONFIG", "/dev/null", 1);
+		for (const char *const *e = extra_env; e && *e; e++)
+			putenv((char *)*e);
 		execl(bin, bin, "serve", "--port", "0", "--threads", "2", "--port-file", portfile,
 		      (char *)NULL);
 		_exit(127);
@@ -130,6 +143,132 @@ void kperfd_stop(struct kperfd *k)
 	PQfinish(c);
 }
 
+static int free_port(void)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	getsockname(fd, (struct sockaddr *)&a, &len);
+	port = ntohs(a.sin_port);
+	close(fd);
+	return port;
+}
+
+static int port_open(int port)
+{
+	struct sockaddr_in a;
+	int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
+
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	close(fd);
+	return ok;
+}
+
+pid_t smtp_start(int *port, const char *dir)
+{
+	char listen[64];
+	pid_t pid;
+
+	if (!*port)
+		*port = free_port();
+	/* a Maildir: aiosmtpd creates none of it when dir exists */
+	mkdir(dir, 0755);
+	for (int i = 0; i < 3; i++) {
+		static const char *const sub[] = {"tmp", "new", "cur"};
+		char path[600];
+		snprintf(path, sizeof(path), "%s/%s", dir, sub[i]);
+		mkdir(path, 0755);
+	}
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", *port);
+	pid = fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execl("/usr/bin/python3", "python3", "-m", "aiosmtpd", "-n", "-l", listen, "-c",
+		      "aiosmtpd.handlers.Mailbox", dir, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 200 && !port_open(*port); i++)
+		usleep(50000);
+	cr_assert(port_open(*port), "the SMTP server (python3-aiosmtpd) did not start");
+	return pid;
+}
+
+void smtp_stop(pid_t pid)
+{
+	int status;
+	if (pid > 0) {
+		kill(pid, SIGTERM);
+		waitpid(pid, &status, 0);
+	}
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The files in dir/new, sorted (Maildir names start with the time). */
+static int maildir_list(const char *dir, char ***names)
+{
+	char path[600];
+	DIR *d;
+	struct dirent *e;
+	int n = 0;
+
+	*names = NULL;
+	snprintf(path, sizeof(path), "%s/new", dir);
+	if (!(d = opendir(path)))
+		return 0;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		*names = realloc(*names, (size_t)(n + 1) * sizeof(char *));
+		(*names)[n++] = strdup(e->d_name);
+	}
+	closedir(d);
+	if (n)
+		qsort(*names, (size_t)n, sizeof(char *), name_cmp);
+	return n;
+}
+
+int maildir_count(const char *dir)
+{
+	char **names;
+	int n = maildir_list(dir, &names);
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return n;
+}
+
+char *maildir_read(const char *dir, int i)
+{
+	char **names, path[900];
+	char *text = NULL;
+	int n = maildir_list(dir, &names);
+
+	if (i < n) {
+		snprintf(path, sizeof(path), "%s/new/%s", dir, names[i]);
+		text = harness_slurp(path, NULL);
+	}
+	for (int j = 0; j < n; j++)
+		free(names[j]);
+	free(names);
+	return text;
+}
+
 static char *read_fd(int fd)
 {
 	size_t cap = 4096, len = 0;
@@ -198,10 +337,25 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
 	size_t n = size * nmemb;
 	if (n > 13 && !strncasecmp(data, "Retry-After: ", 13))
 		snprintf(r->retry_after, sizeof(r->retry_after), "%.*s", (int)(n - 13 - 2), data + 13);
+	if (n > 6 && !strncasecmp(data, "ETag: ", 6))
+		snprintf(r->etag, sizeof(r->etag), "%.*s", (int)(n - 6 - 2), data + 6);
+	if (n > 18 && !strncasecmp(data, "Content-Encoding: ", 18))
+		snprintf(r->encoding, sizeof(r->encoding), "%.*s", (int)(n - 18 - 2), data + 18);
+	if (n > 24 && !strncasecmp(data, "Content-Security-Policy:", 24))
+		r->has_csp = 1;
 	if (n > 14 && !strncasecmp(data, "Content-Type: ", 14))
 		snprintf(r->content_type, sizeof(r->content_type), "%.*s", (int)(n - 14 - 2),
 			 data + 14);
 	return n;
+}
+
+static const char *extra_header;
+
+void http_get_with(const struct kperfd *k, const char *path, const char *header, struct resp *r)
+{
+	extra_header = header;
+	http_call(k, "GET", path, NULL, NULL, NULL, 0, r);
+	extra_header = NULL;
 }
 
 void http_call(const struct kperfd *k, const char *method, const char *path, const char *token,
@@ -224,6 +378,8 @@ void http_call(const struct kperfd *k, const char *method, const char *path, con
 	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(h, CURLOPT_HEADERDATA, r);
 	hdr = curl_slist_append(hdr, "Expect:");
+	if (extra_header)
+		hdr = curl_slist_append(hdr, extra_header);
 	if (token) {
 		snprintf(line, sizeof(line), "Authorization: Bearer %s", token);
 		hdr = curl_slist_append(hdr, line);

@@ -30,6 +30,9 @@ struct resp {
 	size_t len;
 	char retry_after[32];
 	char content_type[128];
+	char etag[64];
+	char encoding[32];
+	int has_csp;
 };
 
 /* The test cluster's conninfo (KPERF_TEST_PG), asserting it is set. */
@@ -37,6 +40,18 @@ const char *harness_pg(void);
 
 /* Create a fresh database on pg (NULL: the test cluster) and start kperfd on it. */
 void kperfd_start(struct kperfd *k, const char *pg);
+/* Extra "NAME=value" settings for the kperfd processes started after this
+ * call (NULL-terminated, borrowed; NULL clears). */
+void kperfd_env(const char *const *env);
+
+/* A real SMTP server (Debian's python3-aiosmtpd) on 127.0.0.1:port writing
+ * a Maildir under dir; port 0 picks one (*port gets it). Returns its pid. */
+pid_t smtp_start(int *port, const char *dir);
+void smtp_stop(pid_t pid);
+/* Messages delivered to the Maildir, and the text of the i-th (malloc'd). */
+int maildir_count(const char *dir);
+char *maildir_read(const char *dir, int i);
+
 /* Start kperfd again on k's existing database (after kperfd_kill). */
 void kperfd_restart(struct kperfd *k);
 /* Stop kperfd only (SIGTERM, wait). */
@@ -54,6 +69,8 @@ void http_call(const struct kperfd *k, const char *method, const char *path, con
 void http_post_json(const struct kperfd *k, const char *path, const char *token,
 		    const char *body, struct resp *r);
 void http_get(const struct kperfd *k, const char *path, struct resp *r);
+/* GET with one extra request header line, e.g. "Accept-Encoding: gzip". */
+void http_get_with(const struct kperfd *k, const char *path, const char *header, struct resp *r);
 void resp_release(struct resp *r);
 
 /* Parse a response body (numbers as doubles); asserts it is JSON. */

@@ -1,0 +1,342 @@
+/*
+ * subscriptions.c - /api/v1/subscriptions (admin): who gets alert mail for
+ * what; GET /api/v1/unsubscribe: the signed link in every mail, no login;
+ * GET /api/v1/alerts (admin): the outbox, with failures and SMTP replies.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../server/db.h"
+#include "../server/jsonw.h"
+#include "../server/limits.h"
+#include "../server/util.h"
+#include "api.h"
+#include "query.h"
+
+#define SUB_FILES_MAX 100
+
+static int in_list(const char *s, const char *const *list)
+{
+	for (; *list; list++)
+		if (!strcmp(s, *list))
+			return 1;
+	return 0;
+}
+
+static int email_ok(const char *s)
+{
+	const char *at = strchr(s, '@');
+	size_t n = strlen(s);
+	if (n < 3 || n > 254 || !at || at == s || !at[1] || strchr(at + 1, '@'))
+		return 0;
+	for (; *s; s++)
+		if ((unsigned char)*s <= ' ' || *s == '<' || *s == '>' || *s == ',' || *s == '"' ||
+		    (unsigned char)*s >= 0x7f)
+			return 0;
+	return 1;
+}
+
+/* An optional string field: 0 (absent or null), 1 (*out set), -1 (answered 400). */
+static int opt_string(json_t *body, const char *key, size_t max, const char **out,
+		      struct reply *rp)
+{
+	json_t *v = json_object_get(body, key);
+	*out = NULL;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_string(v) || json_string_length(v) < 1 || json_string_length(v) > max) {
+		reply_error(rp, 400, "invalid", key, "%s must be a string of 1-%zu bytes", key, max);
+		return -1;
+	}
+	*out = json_string_value(v);
+	return 1;
+}
+
+static const char SQL_INSERT[] =
+	"INSERT INTO subscription (email, focus, series, suite, metric, metric_like, machine,"
+	" files, files_like, min_change_pct, verdicts, delivery)"
+	" VALUES ($1, $2, $3, $4, $5, $6, $7,"
+	" CASE WHEN $8::jsonb IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text($8::jsonb)) END,"
+	" CASE WHEN $9::jsonb IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text($9::jsonb)) END,"
+	" $10::float8, ARRAY(SELECT jsonb_array_elements_text($11::jsonb)), $12) RETURNING id";
+
+#define SUB_JSON                                                                               \
+	"jsonb_build_object('id', s.id, 'email', s.email, 'focus', s.focus, 'series', s.series," \
+	" 'suite', s.suite, 'metric', s.metric, 'machine', s.machine, 'files', s.files,"         \
+	" 'min_change_pct', s.min_change_pct, 'verdicts', s.verdicts, 'delivery', s.delivery,"   \
+	" 'created_at', s.created_at, 'unsubscribed_at', s.unsubscribed_at)"
+
+void api_subscriptions_post(struct request *rq, struct reply *rp)
+{
+	static const char *const focuses[] = {"lru_lock", "mglru", NULL};
+	static const char *const verdicts[] = {"regression", "improvement", "changed", NULL};
+	static const char *const deliveries[] = {"immediate", "daily", NULL};
+	static const char *const known[] = {"email",   "focus",	  "series",	    "suite",
+					    "metric",  "machine", "files",	    "min_change_pct",
+					    "verdicts", "delivery", NULL};
+	const char *email, *focus, *series, *suite, *metric, *machine, *delivery;
+	char *files = NULL, *files_like = NULL, *vlist = NULL;
+	struct buf like = BUF_INIT;
+	json_error_t err;
+	json_t *body, *v, *ignored = json_array();
+	const char *key, *params[12];
+	char minpct[40];
+	PGconn *c;
+	PGresult *r;
+
+	body = json_loadb(rq->body.data ? rq->body.data : "", rq->body.len,
+			  JSON_REJECT_DUPLICATES, &err);
+	if (!body || !json_is_object(body)) {
+		reply_error(rp, 400, body ? "invalid" : "malformed", NULL,
+			    body ? "the body must be a JSON object" : "line %d, column %d: %s",
+			    err.line, err.column, err.text);
+		goto out;
+	}
+	json_object_foreach(body, key, v)
+		if (!in_list(key, known))
+			json_array_append_new(ignored, json_string(key));
+	if (opt_string(body, "email", 254, &email, rp) < 0)
+		goto out;
+	if (!email || !email_ok(email)) {
+		reply_error(rp, 400, "invalid", "email", "email must be an address like a@b.org");
+		goto out;
+	}
+	if (opt_string(body, "focus", 16, &focus, rp) < 0 ||
+	    opt_string(body, "series", LIMIT_TEXT, &series, rp) < 0 ||
+	    opt_string(body, "suite", LIMIT_SUITE_NAME, &suite, rp) < 0 ||
+	    opt_string(body, "metric", LIMIT_METRIC_NAME, &metric, rp) < 0 ||
+	    opt_string(body, "machine", LIMIT_MACHINE_NAME, &machine, rp) < 0 ||
+	    opt_string(body, "delivery", 16, &delivery, rp) < 0)
+		goto out;
+	if (focus && !in_list(focus, focuses)) {
+		reply_error(rp, 400, "invalid", "focus", "focus must be lru_lock or mglru");
+		goto out;
+	}
+	if (delivery && !in_list(delivery, deliveries)) {
+		reply_error(rp, 400, "invalid", "delivery", "delivery must be immediate or daily");
+		goto out;
+	}
+	v = json_object_get(body, "min_change_pct");
+	minpct[0] = '\0';
+	if (v && !json_is_null(v)) {
+		if (!json_is_number(v) || json_number_value(v) < 0 || json_number_value(v) > 1e6) {
+			reply_error(rp, 400, "invalid", "min_change_pct",
+				    "min_change_pct must be a number >= 0");
+			goto out;
+		}
+		snprintf(minpct, sizeof(minpct), "%.17g", json_number_value(v));
+	}
+	v = json_object_get(body, "files");
+	if (v && !json_is_null(v)) {
+		size_t i;
+		json_t *f, *likes = json_array();
+		if (!json_is_array(v) || json_array_size(v) > SUB_FILES_MAX) {
+			reply_error(rp, 400, "invalid", "files",
+				    "files must be an array of at most %d globs", SUB_FILES_MAX);
+			json_decref(likes);
+			goto out;
+		}
+		json_array_foreach(v, i, f) {
+			struct buf b = BUF_INIT;
+			if (!json_is_string(f) || !json_string_length(f) ||
+			    json_string_length(f) > 4096) {
+				char field[32];
+				snprintf(field, sizeof(field), "files[%zu]", i);
+				reply_error(rp, 400, "invalid", field, "a file glob must be a string");
+				json_decref(likes);
+				goto out;
+			}
+			query_glob_like(&b, json_string_value(f));
+			json_array_append_new(likes, json_string(buf_str(&b)));
+			buf_release(&b);
+		}
+		files = jsonw_dump(v, 0);
+		files_like = jsonw_dump(likes, 0);
+		json_decref(likes);
+	}
+	v = json_object_get(body, "verdicts");
+	if (v && !json_is_null(v)) {
+		size_t i;
+		json_t *x;
+		if (!json_is_array(v) || !json_array_size(v)) {
+			reply_error(rp, 400, "invalid", "verdicts",
+				    "verdicts must be a non-empty array");
+			goto out;
+		}
+		json_array_foreach(v, i, x) {
+			if (!json_is_string(x) || !in_list(json_string_value(x), verdicts)) {
+				char field[32];
+				snprintf(field, sizeof(field), "verdicts[%zu]", i);
+				reply_error(rp, 400, "invalid", field,
+					    "a verdict is regression, improvement or changed");
+				goto out;
+			}
+		}
+		vlist = jsonw_dump(v, 0);
+	}
+	if (metric)
+		query_glob_like(&like, metric);
+	params[0] = email;
+	params[1] = focus;
+	params[2] = series;
+	params[3] = suite;
+	params[4] = metric;
+	params[5] = metric ? buf_str(&like) : NULL;
+	params[6] = machine;
+	params[7] = files;
+	params[8] = files_like;
+	params[9] = minpct[0] ? minpct : NULL;
+	params[10] = vlist ? vlist : "[\"regression\"]";
+	params[11] = delivery ? delivery : "immediate";
+	if (!(c = db_get())) {
+		reply_unavailable(rp);
+		goto out;
+	}
+	r = db_exec(c, SQL_INSERT, 12, params);
+	if (!db_ok(r)) {
+		reply_db_error(rp, c, r, "storing the subscription");
+	} else {
+		const char *p1[1] = {PQgetvalue(r, 0, 0)};
+		PGresult *one = db_exec(c, "SELECT " SUB_JSON "::text FROM subscription s WHERE id = $1",
+					1, p1);
+		if (db_ok(one) && PQntuples(one) == 1) {
+			rp->status = 201;
+			rp->content_type = "application/json";
+			buf_puts(&rp->body, PQgetvalue(one, 0, 0));
+			if (json_array_size(ignored)) {
+				rp->body.len--;
+				buf_puts(&rp->body, ",\"ignored\":");
+				jsonw_value(&rp->body, ignored, 0);
+				buf_putc(&rp->body, '}');
+			}
+		} else {
+			reply_db_error(rp, c, one, "reading the subscription");
+		}
+		PQclear(one);
+	}
+	PQclear(r);
+out:
+	json_decref(body);
+	json_decref(ignored);
+	buf_release(&like);
+	free(files);
+	free(files_like);
+	free(vlist);
+}
+
+static const char SQL_LIST[] =
+	"WITH f AS (SELECT s.id, " SUB_JSON " AS j FROM subscription s"
+	" WHERE ($1::text IS NULL OR s.email = $1) AND s.unsubscribed_at IS NULL)"
+	" SELECT (SELECT count(*) FROM f), coalesce((SELECT jsonb_agg(j ORDER BY id)"
+	"  FROM (SELECT * FROM f ORDER BY id LIMIT $2 OFFSET $3) p), '[]')";
+
+void api_subscriptions_list(struct request *rq, struct reply *rp)
+{
+	const char *params[3];
+	char lim[24], off[24];
+	long limit, offset;
+
+	if (http_list_params(rq, rp, &limit, &offset))
+		return;
+	snprintf(lim, sizeof(lim), "%ld", limit);
+	snprintf(off, sizeof(off), "%ld", offset);
+	params[0] = http_query(rq, "email");
+	params[1] = lim;
+	params[2] = off;
+	api_list(rq, rp, SQL_LIST, 3, params, limit, offset);
+}
+
+void api_subscription_delete(struct request *rq, struct reply *rp)
+{
+	const char *params[1] = {rq->arg};
+	int64_t id;
+	PGconn *c;
+	PGresult *r;
+
+	if (parse_int64(rq->arg, 1, INT64_MAX, &id)) {
+		reply_error(rp, 404, "not_found", "id", "no subscription \"%s\"", rq->arg);
+		return;
+	}
+	if (!(c = db_get())) {
+		reply_unavailable(rp);
+		return;
+	}
+	r = db_exec(c,
+		    "UPDATE subscription SET unsubscribed_at = now() WHERE id = $1"
+		    " AND unsubscribed_at IS NULL",
+		    1, params);
+	if (!db_ok(r))
+		reply_db_error(rp, c, r, "deleting the subscription");
+	else if (!strcmp(PQcmdTuples(r), "0"))
+		reply_error(rp, 404, "not_found", "id", "no subscription %s", rq->arg);
+	else
+		reply_json(rp, 200, "{\"deleted\":true}");
+	PQclear(r);
+}
+
+/* The link's token must equal the one computed with the database's secret. */
+static const char SQL_UNSUBSCRIBE[] =
+	"UPDATE subscription s SET unsubscribed_at = coalesce(s.unsubscribed_at, now())"
+	" FROM kperf_secret k WHERE s.id = $1::bigint AND k.name = 'unsubscribe'"
+	" AND encode(sha256(k.value || sha256(k.value || convert_to('unsubscribe:' || $1,"
+	" 'UTF8'))), 'hex') = $2 RETURNING s.id";
+
+void api_unsubscribe(struct request *rq, struct reply *rp)
+{
+	const char *s = http_query(rq, "s"), *t = http_query(rq, "t");
+	const char *params[2] = {s, t};
+	int64_t id;
+	PGconn *c;
+	PGresult *r;
+
+	if (!s || !t || parse_int64(s, 1, INT64_MAX, &id) || strlen(t) != 64) {
+		reply_error(rp, 400, "invalid", "t", "this unsubscribe link is not valid");
+		return;
+	}
+	if (!(c = db_get())) {
+		reply_unavailable(rp);
+		return;
+	}
+	r = db_exec(c, SQL_UNSUBSCRIBE, 2, params);
+	if (!db_ok(r)) {
+		reply_db_error(rp, c, r, "unsubscribing");
+	} else if (PQntuples(r) == 0) {
+		reply_error(rp, 403, "forbidden", "t", "this unsubscribe link is not valid");
+	} else {
+		rp->status = 200;
+		rp->content_type = "text/html; charset=utf-8";
+		buf_puts(&rp->body, "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+				    "<title>kperf: unsubscribed</title></head><body>"
+				    "<p>You will get no more mail from this kperf subscription.</p>"
+				    "</body></html>\n");
+	}
+	PQclear(r);
+}
+
+static const char SQL_ALERTS[] =
+	"WITH f AS (SELECT a.id, jsonb_build_object('id', a.id, 'email', s.email,"
+	"  'subscription', a.subscription_id, 'commit', c.sha, 'kind', a.kind, 'state', a.state,"
+	"  'due_at', a.due_at, 'attempts', a.attempts, 'last_error', a.last_error,"
+	"  'subject', a.subject, 'message_id', a.message_id, 'sent_at', a.sent_at) AS j"
+	" FROM alert a JOIN subscription s ON s.id = a.subscription_id"
+	" LEFT JOIN commits c ON c.id = a.commit_id WHERE ($1::text IS NULL OR a.state = $1))"
+	" SELECT (SELECT count(*) FROM f), coalesce((SELECT jsonb_agg(j ORDER BY id DESC)"
+	"  FROM (SELECT * FROM f ORDER BY id DESC LIMIT $2 OFFSET $3) p), '[]')";
+
+void api_alerts_list(struct request *rq, struct reply *rp)
+{
+	const char *params[3];
+	char lim[24], off[24];
+	long limit, offset;
+
+	if (http_list_params(rq, rp, &limit, &offset))
+		return;
+	snprintf(lim, sizeof(lim), "%ld", limit);
+	snprintf(off, sizeof(off), "%ld", offset);
+	params[0] = http_query(rq, "state");
+	params[1] = lim;
+	params[2] = off;
+	api_list(rq, rp, SQL_ALERTS, 3, params, limit, offset);
+}

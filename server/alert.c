@@ -1,0 +1,434 @@
+/*
+ * alert.c - the outbox's SQL and the gathering of an alert's facts. Matching
+ * lives in one SQL function (subscription_matches, migration 003) so queueing
+ * and rendering agree; a message is rendered once and stored, so a retry
+ * sends the same bytes with the same Message-ID.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "alert.h"
+#include "alert_msg.h"
+#include "buf.h"
+#include "compare_load.h"
+#include "compare_lkp.h"
+#include "db.h"
+#include "util.h"
+
+static const char SQL_ENQUEUE[] =
+	"WITH f AS (SELECT * FROM decision_facts WHERE machine_id = $1 AND test_id = $2"
+	"  AND variant_id = $3 AND commit_id = $4),"
+	" m AS (SELECT s.id, s.delivery FROM subscription s"
+	"  WHERE EXISTS (SELECT 1 FROM f WHERE subscription_matches(s, f))"
+	"  UNION SELECT s.id, 'immediate' FROM subscription s"
+	"  JOIN alert_mailed am ON am.subscription_id = s.id JOIN f ON f.id = am.decision_id"
+	"  WHERE s.unsubscribed_at IS NULL AND (am.verdict <> f.verdict"
+	"   OR (f.recovered_by IS NOT NULL AND NOT am.recovered)"
+	"   OR abs(coalesce(f.change_pct, 0) - coalesce(am.change_pct, 0)) >= 1))"
+	" INSERT INTO alert (subscription_id, commit_id, kind, due_at)"
+	" SELECT id, CASE WHEN delivery = 'daily' THEN NULL ELSE $4::bigint END,"
+	"  CASE WHEN delivery = 'daily' THEN 'digest' ELSE 'report' END,"
+	"  CASE WHEN delivery = 'daily' THEN (date_trunc('day', now() AT TIME ZONE 'UTC')"
+	"   + interval '1 day') AT TIME ZONE 'UTC'"
+	"  ELSE now() + make_interval(secs => $5::float8) END FROM m"
+	" ON CONFLICT (subscription_id, (coalesce(commit_id, 0)), kind) WHERE state = 'pending'"
+	" DO UPDATE SET due_at = CASE WHEN alert.kind = 'digest' THEN alert.due_at"
+	"  ELSE EXCLUDED.due_at END";
+
+int alert_enqueue(PGconn *c, const char *machine, const char *test, const char *variant,
+		  const char *commit, double settle_s)
+{
+	char settle[32];
+	const char *params[5] = {machine, test, variant, commit, settle};
+	PGresult *r;
+	int rc;
+
+	snprintf(settle, sizeof(settle), "%.3f", settle_s);
+	r = db_exec(c, SQL_ENQUEUE, 5, params);
+	rc = db_ok(r) ? 0 : -1;
+	if (rc)
+		db_log_error("queueing alerts", c, r);
+	PQclear(r);
+	return rc;
+}
+
+int alert_secret_ensure(PGconn *c)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char raw[32];
+	char text[65];
+	const char *params[1] = {text};
+	PGresult *r;
+	int rc;
+
+	if (random_bytes(raw, sizeof(raw)))
+		return -1;
+	for (size_t i = 0; i < sizeof(raw); i++) {
+		text[2 * i] = hex[raw[i] >> 4];
+		text[2 * i + 1] = hex[raw[i] & 15];
+	}
+	text[64] = '\0';
+	r = db_exec(c,
+		    "INSERT INTO kperf_secret (name, value) VALUES ('unsubscribe', decode($1, 'hex'))"
+		    " ON CONFLICT (name) DO NOTHING",
+		    1, params);
+	rc = db_ok(r) ? 0 : -1;
+	if (rc)
+		db_log_error("storing the unsubscribe secret", c, r);
+	PQclear(r);
+	return rc;
+}
+
+static const char SQL_CLAIM[] =
+	"SELECT a.id, a.subscription_id, a.commit_id, a.kind, a.message IS NULL, a.attempts,"
+	" s.email, a.rcpt, a.message,"
+	" to_char(a.due_at - interval '1 day', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+	" FROM alert a JOIN subscription s ON s.id = a.subscription_id"
+	" WHERE (a.state = 'pending' AND a.due_at <= now() AND a.next_attempt_at <= now())"
+	"  OR (a.state = 'sending' AND a.claimed_at < now() - interval '10 minutes')"
+	" ORDER BY a.due_at LIMIT 1 FOR UPDATE OF a SKIP LOCKED";
+
+/* What this subscriber is to be told: new matches, and mailed decisions that
+ * flipped, recovered or moved by a point or more. Most important first. */
+static const char SQL_ITEMS[] =
+	"SELECT f.id, f.metric, f.machine, f.suite, t.params::text, f.knobs::text, f.verdict,"
+	" am.verdict, f.sha, b.sha, rc.sha, f.change_pct, f.change_abs, f.ci_lo_pct, f.ci_hi_pct,"
+	" f.absolute, f.kpi, f.machine_id, f.test_id, f.variant_id, f.base_commit_id,"
+	" f.base_kind, f.commit_id, f.recovered_by IS NOT NULL"
+	" FROM decision_facts f JOIN subscription s ON s.id = $1 JOIN test t ON t.id = f.test_id"
+	" JOIN commits b ON b.id = f.base_commit_id LEFT JOIN commits rc ON rc.id = f.recovered_by"
+	" LEFT JOIN alert_mailed am ON am.subscription_id = s.id AND am.decision_id = f.id"
+	" WHERE ($2::bigint IS NULL OR f.commit_id = $2)"
+	"  AND ($3::timestamptz IS NULL OR f.decided_at >= $3::timestamptz)"
+	"  AND s.unsubscribed_at IS NULL"
+	"  AND ((am.decision_id IS NULL AND subscription_matches(s, f))"
+	"   OR (am.decision_id IS NOT NULL AND (am.verdict <> f.verdict"
+	"    OR (f.recovered_by IS NOT NULL AND NOT am.recovered)"
+	"    OR abs(coalesce(f.change_pct, 0) - coalesce(am.change_pct, 0)) >= 1)))"
+	" ORDER BY f.kpi DESC, (f.verdict = 'regression') DESC,"
+	"  abs(CASE WHEN f.absolute THEN f.change_abs ELSE f.change_pct END) DESC NULLS LAST, f.id";
+
+static const char SQL_COMMIT[] =
+	"SELECT sha, subject, series, branch, message_id FROM commits WHERE id = $1";
+
+static const char SQL_MACHINE[] =
+	"SELECT m.cpu_model, m.nr_cpus, m.sockets, m.memory_mb, m.name, t.suite, t.params::text,"
+	" v.knobs::text,"
+	" (SELECT r.doc->>'command' FROM run r WHERE r.commit_id = $4 AND r.machine_id = $1"
+	"  AND r.test_id = $2 AND r.variant_id = $3 AND r.valid ORDER BY r.id DESC LIMIT 1)"
+	" FROM machine m, test t, variant v WHERE m.id = $1 AND t.id = $2 AND v.id = $3";
+
+static const char SQL_TOKEN[] =
+	"SELECT encode(sha256(k.value || sha256(k.value || convert_to('unsubscribe:' || $1,"
+	" 'UTF8'))), 'hex') FROM kperf_secret k WHERE k.name = 'unsubscribe'";
+
+static const char SQL_THREAD[] =
+	"WITH ins AS (INSERT INTO alert_thread (subscription_id, topic, root_message_id)"
+	"  VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING root_message_id)"
+	" SELECT root_message_id, false FROM alert_thread WHERE subscription_id = $1"
+	"  AND topic = $2 UNION ALL SELECT root_message_id, true FROM ins";
+
+static const char SQL_MAILED[] =
+	"INSERT INTO alert_mailed (subscription_id, decision_id, alert_id, verdict, change_pct,"
+	" recovered) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (subscription_id, decision_id)"
+	" DO UPDATE SET alert_id = $3, verdict = $4, change_pct = $5, recovered = $6";
+
+static const char SQL_STORE[] =
+	"UPDATE alert SET rcpt = $2, subject = $3, message_id = $4, message = $5,"
+	" state = 'sending', claimed_at = now(), attempts = attempts + 1 WHERE id = $1";
+
+static const char SQL_RESEND[] =
+	"UPDATE alert SET state = 'sending', claimed_at = now(), attempts = attempts + 1"
+	" WHERE id = $1";
+
+static const char SQL_SKIP[] =
+	"UPDATE alert SET state = 'skipped', claimed_at = now() WHERE id = $1";
+
+static PGresult *query(PGconn *c, const char *sql, int n, const char *const *params,
+		       const char *what)
+{
+	PGresult *r = db_exec(c, sql, n, params);
+	if (!db_ok(r)) {
+		db_log_error(what, c, r);
+		PQclear(r);
+		return NULL;
+	}
+	return r;
+}
+
+static const char *opt(PGresult *r, int row, int col)
+{
+	return PQgetisnull(r, row, col) ? NULL : PQgetvalue(r, row, col);
+}
+
+static double num(PGresult *r, int row, int col)
+{
+	return PQgetisnull(r, row, col) ? NAN : strtod(PQgetvalue(r, row, col), NULL);
+}
+
+/* The host part of the public URL, for Message-IDs. */
+static void url_host(const char *url, char *host, size_t cap)
+{
+	const char *p = url ? strstr(url, "://") : NULL;
+	size_t n;
+
+	if (!p) {
+		snprintf(host, cap, "kperf.localdomain");
+		return;
+	}
+	p += 3;
+	n = strcspn(p, ":/?#");
+	snprintf(host, cap, "%.*s", (int)(n ? n : 1), n ? p : "kperf.localdomain");
+}
+
+/* LKP's table of the headline's key group, base against commit. */
+static void lkp_table(PGconn *c, PGresult *items, PGresult *mach, struct buf *out)
+{
+	char base_ids[32], tgt_ids[32];
+	struct cmp_filter fb = {base_ids, "{}", "{}", PQgetvalue(mach, 0, 5),
+				PQgetvalue(mach, 0, 4), NULL, PQgetvalue(mach, 0, 7),
+				PQgetvalue(mach, 0, 6)};
+	struct cmp_filter ft = fb;
+	struct lkp_kernel kernels[2] = {{PQgetvalue(items, 0, 9), NULL},
+					{PQgetvalue(items, 0, 8), NULL}};
+	struct cmp_set set;
+	size_t nb = 0, nt = 0;
+	PGresult *failed = NULL;
+
+	snprintf(base_ids, sizeof(base_ids), "{%s}", PQgetvalue(items, 0, 20));
+	snprintf(tgt_ids, sizeof(tgt_ids), "{%s}", PQgetvalue(items, 0, 22));
+	ft.commit_ids = tgt_ids;
+	cmp_set_init(&set, 2);
+	if (cmp_load_side(c, &set, 0, &fb, &nb, NULL, &failed) ||
+	    cmp_load_side(c, &set, 1, &ft, &nt, NULL, &failed)) {
+		db_log_error("loading an alert's table", c, failed);
+		PQclear(failed);
+	} else {
+		cmp_set_sort(&set);
+		cmp_render_lkp(&set, kernels, out);
+	}
+	cmp_set_release(&set);
+}
+
+static void rfc5322_date(char *out, size_t cap)
+{
+	static const char *const days[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+	static const char *const months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+					     "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	snprintf(out, cap, "%s, %02d %s %04d %02d:%02d:%02d +0000", days[tm.tm_wday], tm.tm_mday,
+		 months[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+/* Render alert row 0 of claim; 1 rendered into out, 2 nothing to say, -1 error. */
+static int render(PGconn *c, const struct alert_config *cfg, PGresult *claim,
+		  struct alert_claimed *out)
+{
+	const char *id = PQgetvalue(claim, 0, 0), *sub = PQgetvalue(claim, 0, 1);
+	const char *commit = opt(claim, 0, 2);
+	int digest = !strcmp(PQgetvalue(claim, 0, 3), "digest");
+	const char *p3[3] = {sub, commit, digest ? PQgetvalue(claim, 0, 9) : NULL};
+	PGresult *items = NULL, *com = NULL, *mach = NULL, *tok = NULL, *thr = NULL;
+	struct alert_item *it = NULL;
+	struct alert_facts f;
+	struct buf msg = BUF_INIT, subject = BUF_INIT, table = BUF_INIT, unsub = BUF_INIT;
+	char host[256], msgid[400], date[64], reply[600];
+	int n, rc = -1;
+
+	memset(&f, 0, sizeof(f));
+	if (!(items = query(c, SQL_ITEMS, 3, p3, "gathering an alert")))
+		goto out;
+	n = PQntuples(items);
+	if (n == 0) {
+		const char *p1[1] = {id};
+		PGresult *r = query(c, SQL_SKIP, 1, p1, "skipping an alert");
+		rc = r ? 2 : -1;
+		PQclear(r);
+		goto out;
+	}
+	it = xcalloc((size_t)n, sizeof(*it));
+	for (int i = 0; i < n; i++) {
+		it[i].decision_id = strtol(PQgetvalue(items, i, 0), NULL, 10);
+		it[i].metric = PQgetvalue(items, i, 1);
+		it[i].machine = PQgetvalue(items, i, 2);
+		it[i].suite = PQgetvalue(items, i, 3);
+		it[i].params = PQgetvalue(items, i, 4);
+		it[i].variant = PQgetvalue(items, i, 5);
+		it[i].verdict = PQgetvalue(items, i, 6);
+		it[i].previous_verdict = opt(items, i, 7);
+		it[i].commit = opt(items, i, 8);
+		it[i].base_commit = opt(items, i, 9);
+		it[i].recovered_by = opt(items, i, 10);
+		it[i].change_pct = num(items, i, 11);
+		it[i].change_abs = num(items, i, 12);
+		it[i].ci_lo_pct = num(items, i, 13);
+		it[i].ci_hi_pct = num(items, i, 14);
+		it[i].absolute = !strcmp(PQgetvalue(items, i, 15), "t");
+		it[i].kpi = !strcmp(PQgetvalue(items, i, 16), "t");
+	}
+	url_host(cfg->public_url, host, sizeof(host));
+	snprintf(msgid, sizeof(msgid), "<kperf.alert.%s.%ld@%s>", id, (long)time(NULL), host);
+	rfc5322_date(date, sizeof(date));
+	f.to = PQgetvalue(claim, 0, 6);
+	f.from = cfg->from;
+	f.public_url = cfg->public_url;
+	f.message_id = msgid;
+	f.date = date;
+	f.digest = digest;
+	f.items = it;
+	f.nitems = (size_t)n;
+	{
+		const char *p1[1] = {sub};
+		if (!(tok = query(c, SQL_TOKEN, 1, p1, "signing the unsubscribe link")))
+			goto out;
+		if (cfg->public_url && PQntuples(tok) == 1) {
+			buf_printf(&unsub, "%s/api/v1/unsubscribe?s=%s&t=%s", cfg->public_url, sub,
+				   PQgetvalue(tok, 0, 0));
+			f.unsubscribe_url = buf_str(&unsub);
+		}
+	}
+	if (!digest) {
+		const char *p1[1] = {commit};
+		const char *p4[4] = {PQgetvalue(items, 0, 17), PQgetvalue(items, 0, 18),
+				     PQgetvalue(items, 0, 19), commit};
+		char topic[300];
+		if (!(com = query(c, SQL_COMMIT, 1, p1, "reading the commit")) ||
+		    PQntuples(com) != 1 ||
+		    !(mach = query(c, SQL_MACHINE, 4, p4, "reading the machine")) ||
+		    PQntuples(mach) != 1)
+			goto out;
+		f.sha = opt(com, 0, 0);
+		f.subject = opt(com, 0, 1);
+		f.series = opt(com, 0, 2);
+		f.branch = opt(com, 0, 3);
+		f.base_kind = PQgetvalue(items, 0, 21);
+		f.cpu_model = opt(mach, 0, 0);
+		f.nr_cpus = opt(mach, 0, 1);
+		f.sockets = opt(mach, 0, 2);
+		f.memory_mb = opt(mach, 0, 3);
+		f.command = opt(mach, 0, 8);
+		lkp_table(c, items, mach, &table);
+		f.lkp_table = buf_str(&table);
+		/* thread per series (or commit); the first replies to the patch mail */
+		snprintf(topic, sizeof(topic), "%s:%s", f.series ? "series" : "commit",
+			 f.series ? f.series : (f.sha ? f.sha : commit));
+		{
+			const char *patch = opt(com, 0, 4);
+			char root[600];
+			const char *tp[3] = {sub, topic, root};
+			if (patch)
+				snprintf(root, sizeof(root), "%s%s%s", *patch == '<' ? "" : "<", patch,
+					 *patch == '<' ? "" : ">");
+			else
+				snprintf(root, sizeof(root), "%s", msgid);
+			if (!(thr = query(c, SQL_THREAD, 3, tp, "threading an alert")))
+				goto out;
+			if (PQntuples(thr) >= 1 &&
+			    (strcmp(PQgetvalue(thr, 0, 0), msgid) || patch)) {
+				snprintf(reply, sizeof(reply), "%s", PQgetvalue(thr, 0, 0));
+				f.in_reply_to = reply;
+			}
+		}
+	}
+	alert_subject(&f, &subject);
+	alert_message(&f, &msg);
+	for (int i = 0; i < n; i++) {
+		const char *pm[6] = {sub, PQgetvalue(items, i, 0), id, it[i].verdict,
+				     opt(items, i, 11), PQgetvalue(items, i, 23)};
+		PGresult *r = query(c, SQL_MAILED, 6, pm, "recording mailed decisions");
+		if (!r)
+			goto out;
+		PQclear(r);
+	}
+	{
+		const char *ps[5] = {id, f.to, buf_str(&subject), msgid, buf_str(&msg)};
+		PGresult *r = query(c, SQL_STORE, 5, ps, "storing an alert");
+		if (!r)
+			goto out;
+		PQclear(r);
+	}
+	out->rcpt = xstrdup(f.to);
+	out->len = msg.len;
+	out->message = buf_detach(&msg, NULL);
+	rc = 1;
+out:
+	free(it);
+	PQclear(items);
+	PQclear(com);
+	PQclear(mach);
+	PQclear(tok);
+	PQclear(thr);
+	buf_release(&msg);
+	buf_release(&subject);
+	buf_release(&table);
+	buf_release(&unsub);
+	return rc;
+}
+
+int alert_claim(PGconn *c, const struct alert_config *cfg, struct alert_claimed *out)
+{
+	PGresult *claim = query(c, SQL_CLAIM, 0, NULL, "claiming an alert");
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!claim)
+		return -1;
+	if (PQntuples(claim) == 0) {
+		PQclear(claim);
+		return 0;
+	}
+	snprintf(out->id, sizeof(out->id), "%s", PQgetvalue(claim, 0, 0));
+	out->attempts = strtol(PQgetvalue(claim, 0, 5), NULL, 10) + 1;
+	if (!strcmp(PQgetvalue(claim, 0, 4), "t")) {
+		rc = render(c, cfg, claim, out);
+	} else {
+		const char *p1[1] = {out->id};
+		PGresult *r = query(c, SQL_RESEND, 1, p1, "claiming an alert");
+		rc = r ? 1 : -1;
+		PQclear(r);
+		if (r) {
+			out->rcpt = xstrdup(PQgetvalue(claim, 0, 7));
+			out->message = xstrdup(PQgetvalue(claim, 0, 8));
+			out->len = strlen(out->message);
+		}
+	}
+	PQclear(claim);
+	return rc;
+}
+
+void alert_claimed_release(struct alert_claimed *out)
+{
+	free(out->rcpt);
+	free(out->message);
+	memset(out, 0, sizeof(*out));
+}
+
+int alert_mark_sent(PGconn *c, const char *id)
+{
+	const char *p1[1] = {id};
+	return db_do(c, "UPDATE alert SET state = 'sent', sent_at = now(), last_error = NULL"
+			" WHERE id = $1",
+		     1, p1);
+}
+
+int alert_mark_failed(PGconn *c, const struct alert_config *cfg, const struct alert_claimed *a,
+		      const char *error)
+{
+	char delay[32], max[16];
+	const char *params[4] = {a->id, error, delay, max};
+	double d = cfg->retry_s * pow(2.0, (double)(a->attempts - 1));
+
+	snprintf(delay, sizeof(delay), "%.3f", d > 3600 ? 3600 : d);
+	snprintf(max, sizeof(max), "%ld", cfg->max_attempts);
+	return db_do(c,
+		     "UPDATE alert SET last_error = $2, state = CASE WHEN attempts >= $4::int"
+		     " THEN 'failed' ELSE 'pending' END,"
+		     " next_attempt_at = now() + make_interval(secs => $3::float8) WHERE id = $1",
+		     4, params);
+}

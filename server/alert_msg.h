@@ -1,0 +1,46 @@
+/*
+ * alert_msg.h - the text of an alert mail, LKP-report style: subject line,
+ * headers, body with the commit, machine, test, headline change with its
+ * Welch CI, the other changes, the LKP table, how to reproduce, links.
+ * Pure: the mailer gathers the facts.
+ */
+#ifndef KPERF_ALERT_MSG_H
+#define KPERF_ALERT_MSG_H
+
+#include <stddef.h>
+
+#include "buf.h"
+
+/* One decision as the message tells it. Strings borrowed; NULL when unknown. */
+struct alert_item {
+	const char *metric, *machine, *suite, *params, *variant; /* params/variant: JSON */
+	const char *verdict, *previous_verdict;                    /* previous: NULL if new */
+	const char *commit, *base_commit, *recovered_by;
+	double change_pct, change_abs, ci_lo_pct, ci_hi_pct; /* NaN when unknown */
+	int absolute, kpi;
+	long decision_id;
+};
+
+struct alert_facts {
+	const char *to, *from, *public_url, *message_id, *in_reply_to, *date; /* date: RFC 5322 */
+	const char *unsubscribe_url;
+	int digest;
+	/* the commit (reports) */
+	const char *sha, *subject, *series, *branch, *base_kind;
+	/* the headline decision's machine and run */
+	const char *cpu_model, *nr_cpus, *sockets, *memory_mb, *command;
+	const char *lkp_table; /* "" when LKP's rule shows no row */
+	const struct alert_item *items;
+	size_t nitems;
+};
+
+/* The subject line (without "Subject: "), into out. */
+void alert_subject(const struct alert_facts *f, struct buf *out);
+
+/* The whole message (headers and body, CRLF line ends) into out. */
+void alert_message(const struct alert_facts *f, struct buf *out);
+
+/* "-11.5%" / "+0.8" (absolute rows) for an item. */
+void alert_change(const struct alert_item *it, char *buf, size_t cap);
+
+#endif

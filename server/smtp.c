@@ -1,0 +1,73 @@
+/*
+ * smtp.c - SMTP delivery through libcurl's SMTP protocol. The message is
+ * uploaded from memory; libcurl does the dot-stuffing.
+ */
+#include <curl/curl.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "smtp.h"
+#include "util.h"
+
+struct upload {
+	const char *data;
+	size_t len, off;
+};
+
+static size_t read_cb(char *ptr, size_t size, size_t nmemb, void *arg)
+{
+	struct upload *u = arg;
+	size_t n = size * nmemb;
+
+	if (n > u->len - u->off)
+		n = u->len - u->off;
+	memcpy(ptr, u->data + u->off, n);
+	u->off += n;
+	return n;
+}
+
+int smtp_send(const struct smtp_server *s, const char *from, const char *to, const char *msg,
+	      size_t len, char *err, size_t errlen)
+{
+	char curl_err[CURL_ERROR_SIZE] = "";
+	char addr[512];
+	struct curl_slist *rcpt = NULL;
+	struct upload up = {msg, len, 0};
+	CURL *h = curl_easy_init();
+	CURLcode rc;
+	long code = 0;
+
+	if (!h) {
+		snprintf(err, errlen, "libcurl could not start");
+		return -1;
+	}
+	snprintf(addr, sizeof(addr), "<%s>", to);
+	rcpt = curl_slist_append(rcpt, addr);
+	snprintf(addr, sizeof(addr), "<%s>", from);
+	curl_easy_setopt(h, CURLOPT_URL, s->url);
+	curl_easy_setopt(h, CURLOPT_MAIL_FROM, addr);
+	curl_easy_setopt(h, CURLOPT_MAIL_RCPT, rcpt);
+	curl_easy_setopt(h, CURLOPT_READFUNCTION, read_cb);
+	curl_easy_setopt(h, CURLOPT_READDATA, &up);
+	curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
+	curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)len);
+	curl_easy_setopt(h, CURLOPT_USE_SSL, (long)CURLUSESSL_TRY);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, curl_err);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, s->timeout_s > 0 ? s->timeout_s : 60L);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	if (s->user) {
+		curl_easy_setopt(h, CURLOPT_USERNAME, s->user);
+		curl_easy_setopt(h, CURLOPT_PASSWORD, s->password ? s->password : "");
+	}
+	rc = curl_easy_perform(h);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	curl_slist_free_all(rcpt);
+	curl_easy_cleanup(h);
+	if (rc != CURLE_OK) {
+		snprintf(err, errlen, "%s%s%s (SMTP %ld)", curl_easy_strerror(rc),
+			 *curl_err ? ": " : "", curl_err, code);
+		return -1;
+	}
+	return 0;
+}

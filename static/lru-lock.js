@@ -1,0 +1,274 @@
+// lru-lock.js - /lru-lock?machine=&suite=&params=[&variant=&series=&throughput=
+// &base=&target=]: LRU lock contention per commit of a series or a history
+// (perf-profile rows on folio_lruvec_lock / lruvec_lock / lock_page_lruvec and
+// lock_stat contentions of &lruvec->lru_lock and &pgdat->lru_lock, from
+// /api/v1/trend) on one axis, the throughput it costs on the other, and the
+// top lock call chains of the target against the base (from the run documents).
+import {
+  $, el, put, api, qs, params, setState, onState, ticket, status, showError, table, link, units, fmtNum, fmtSigned,
+  fmtPct, kernelName, shortSha, pairs, machineTag, isKpi, EMPTY_RUNS,
+} from './kperf.js';
+import { chartBox, makeChart, color } from './charts.js';
+
+const form = $('#form');
+const view = $('#view');
+const enc = encodeURIComponent;
+const PERF_LOCK = /^perf-profile\..*(folio_lruvec_lock|lruvec_lock|lock_page_lruvec)/;
+const STAT_LOCK = /^lock_stat\.&(lruvec|pgdat)->lru_lock\./;
+const CHAIN_LOCK = /spin_lock|lruvec_lock|lru_lock|lock_page_lruvec/;
+const cache = { contexts: null, docs: new Map(), metrics: new Map(), series: null };
+
+async function doc(runId) {
+  if (!cache.docs.has(runId)) cache.docs.set(runId, api(`/api/v1/runs/${enc(runId)}`));
+  return cache.docs.get(runId);
+}
+
+// (machine, suite, params) with the runs of each kernel, newest first.
+async function contexts() {
+  if (cache.contexts) return cache.contexts;
+  const runs = (await api('/api/v1/runs?limit=1000')).items;
+  const map = new Map();
+  for (const r of runs) {
+    const key = `${r.machine}|${r.suite}|${pairs(r.params)}`;
+    if (!map.has(key)) map.set(key, { key, machine: r.machine, suite: r.suite, params: pairs(r.params), kernels: new Map() });
+    const kernel = r.commit || r.release;
+    const c = map.get(key);
+    if (!c.kernels.has(kernel)) c.kernels.set(kernel, []);
+    c.kernels.get(kernel).push(r.run_id);
+  }
+  cache.contexts = map;
+  return map;
+}
+
+// Metric names of a context: one run of up to 10 kernels spread over its history.
+async function metricsOf(ctx, spread = 10) {
+  if (cache.metrics.has(ctx.key)) return cache.metrics.get(ctx.key);
+  const ks = [...ctx.kernels.values()];
+  const step = Math.max(1, Math.ceil(ks.length / spread));
+  const picks = ks.filter((_, i) => i % step === 0 || i === ks.length - 1).map((ids) => ids[0]);
+  const docs = await Promise.all(picks.map((id) => doc(id).catch(() => null)));
+  const names = new Set();
+  for (const d of docs) if (d) Object.keys(d.metrics || {}).forEach((n) => names.add(n));
+  const all = [...names].sort();
+  const out = {
+    all,
+    perf: all.filter((n) => PERF_LOCK.test(n)),
+    stat: all.filter((n) => STAT_LOCK.test(n) && n.endsWith('.contentions')),
+  };
+  cache.metrics.set(ctx.key, out);
+  return out;
+}
+
+function pickThroughput(names, suite) {
+  const kpis = names.filter((n) => isKpi(n, suite));
+  return kpis.find((n) => /throughput|ops_per_sec|ops\/s|tps|per_sec/.test(n)) || kpis[0] || '';
+}
+
+async function seriesList() {
+  if (!cache.series) cache.series = api('/api/v1/series?limit=1000').then((s) => s.items).catch(() => []);
+  return cache.series;
+}
+
+// With nothing in the URL: the context with lock metrics and the most kernels.
+async function defaultContext(ctxs) {
+  const list = [...ctxs.values()].slice(0, 40);
+  const found = [];
+  await Promise.all(list.map(async (c) => {
+    const d = await doc(c.kernels.values().next().value[0]).catch(() => null);
+    if (d && Object.keys(d.metrics || {}).some((n) => PERF_LOCK.test(n) || STAT_LOCK.test(n))) found.push(c);
+  }));
+  found.sort((a, b) => b.kernels.size - a.kernels.size || a.key.localeCompare(b.key));
+  return found[0] || null;
+}
+
+function drawForm(st, ctxs, series, axis) {
+  const go = (changes) => { setState({ ...st, ...changes }); render(); };
+  const sel = (label, name, options, value, onchange) => el('label', {}, label, el('select', { name, onchange: (e) => onchange(e.target.value) },
+    options.map(([v, text]) => el('option', { value: v, selected: v === value }, text))));
+  const key = `${st.machine}|${st.suite}|${st.params}`;
+  put(form,
+    sel('machine and test', 'context', [...ctxs.values()].map((c) => [c.key, `${c.machine} · ${c.suite}${c.params ? ` ${c.params}` : ''}`]), key,
+      (v) => { const c = ctxs.get(v); go({ machine: c.machine, suite: c.suite, params: c.params, series: '', base: '', target: '', throughput: '' }); }),
+    sel('commits', 'series', [['', 'all commits (history)'], ...series.flatMap((s) => (s.versions || []).map((v) => [`${s.name} v${v}`, `${s.name} v${v}`]))],
+      st.series, (v) => go({ series: v, base: '', target: '' })),
+    axis.length > 1 ? sel('call chains: base', 'base', axis.map((k) => [k.ref, k.label]), st.base || axis[0].ref, (v) => go({ base: v })) : null,
+    axis.length > 1 ? sel('target', 'target', axis.map((k) => [k.ref, k.label]), st.target || axis[axis.length - 1].ref, (v) => go({ target: v })) : null);
+  form.onsubmit = (e) => e.preventDefault();
+}
+
+async function trend(st, metric) {
+  try {
+    const t = await api(`/api/v1/trend${qs({ machine: st.machine, suite: st.suite, params: st.params, variant: st.variant, metric })}`);
+    return t.series[0] || null;
+  } catch {
+    return null;
+  }
+}
+
+// The commits along the x axis: a series version's base and patches, or the
+// throughput trend's history.
+async function commitAxis(st, thr) {
+  if (st.series) {
+    const name = st.series.replace(/ v\d+$/, '');
+    try {
+      const s = await api(`/api/v1/series/${enc(name)}`);
+      const v = s.versions.find((x) => x.series === st.series);
+      if (v) {
+        return [...(v.base ? [{ ref: v.base.commit, label: `base ${shortSha(v.base.commit).slice(0, 7)}`, subject: v.base.subject }] : []),
+          ...v.patches.map((p) => ({ ref: p.commit, label: `${p.position} ${shortSha(p.commit).slice(0, 7)}`, subject: p.subject }))];
+      }
+    } catch { /* fall back to the history */ }
+  }
+  return (thr ? thr.points : []).map((p) => ({ ref: p.commit || p.release, label: kernelName(p.commit, p.release).slice(0, 12), subject: p.subject }));
+}
+
+function lockChart(title, axis, lockSeries, thrSeries, thrName, leftTitle, unitOf) {
+  const box = chartBox(title);
+  const value = (s, ref) => { const p = s && s.points.find((x) => (x.commit || x.release) === ref); return p ? p.mean : null; };
+  const datasets = lockSeries.map(({ name, s }, i) => ({
+    label: name.replace(/^perf-profile\.calltrace\.cycles-pp\./, 'calltrace ').replace(/^perf-profile\.self\.cycles-pp\./, 'self '),
+    data: axis.map((k) => value(s, k.ref)), yAxisID: 'y', borderColor: color(i + 1), backgroundColor: color(i + 1),
+    pointRadius: 4, spanGaps: false, tension: 0,
+  }));
+  if (thrSeries) {
+    datasets.push({ label: `${thrName} (right axis)`, data: axis.map((k) => value(thrSeries, k.ref)), yAxisID: 'y1',
+      borderColor: '#000', backgroundColor: '#000', borderDash: [6, 4], pointStyle: 'rectRot', pointRadius: 5, tension: 0 });
+  }
+  const draw = () => makeChart(box.canvas, {
+    type: 'line',
+    data: { labels: axis.map((k) => k.label), datasets },
+    options: {
+      interaction: { mode: 'index', intersect: false },
+      scales: {
+        x: { offset: true },
+        y: { position: 'left', beginAtZero: true, title: { display: true, text: leftTitle } },
+        y1: { position: 'right', grid: { drawOnChartArea: false }, title: { display: !!thrSeries, text: `${thrName}${unitOf(thrName) ? ` (${unitOf(thrName)})` : ''}` } },
+      },
+      plugins: {
+        legend: { labels: { usePointStyle: true, font: { size: 11 } } },
+        tooltip: { callbacks: {
+          title: (items) => { const k = axis[items[0].dataIndex]; return `${k.label} ${k.subject || ''}`; },
+          label: (c) => `${c.dataset.label}: ${fmtNum(c.parsed.y)}`,
+        } },
+      },
+    },
+  });
+  return { box, draw };
+}
+
+// Mean of each metric over the runs of one kernel in the context.
+async function sideMeans(ctx, ref) {
+  const ids = (ctx.kernels.get(ref) || []).slice(0, 10);
+  const docs = (await Promise.all(ids.map((id) => doc(id).catch(() => null)))).filter(Boolean);
+  const acc = new Map();
+  for (const d of docs) {
+    for (const [n, v] of Object.entries(d.metrics || {})) {
+      const vals = Array.isArray(v) ? v : [v];
+      const m = vals.reduce((a, b) => a + b, 0) / vals.length;
+      if (!acc.has(n)) acc.set(n, []);
+      acc.get(n).push(m);
+    }
+  }
+  return { runs: docs.length, mean: new Map([...acc].map(([n, xs]) => [n, xs.reduce((a, b) => a + b, 0) / xs.length])) };
+}
+
+async function chains(ctx, axis, st) {
+  const baseRef = st.base || axis[0].ref;
+  const targetRef = st.target || axis[axis.length - 1].ref;
+  const [b, t] = await Promise.all([sideMeans(ctx, baseRef), sideMeans(ctx, targetRef)]);
+  const names = new Set([...b.mean.keys(), ...t.mean.keys()]);
+  const rows = [...names].filter((n) => n.startsWith('perf-profile.') && CHAIN_LOCK.test(n))
+    .map((n) => ({ n, b: b.mean.get(n), t: t.mean.get(n) }))
+    .sort((x, y) => Math.max(y.b || 0, y.t || 0) - Math.max(x.b || 0, x.t || 0)).slice(0, 12);
+  const stats = [...names].filter((n) => STAT_LOCK.test(n)).sort().map((n) => ({ n, b: b.mean.get(n), t: t.mean.get(n) }));
+  const chain = (n) => el('span', { class: 'chain' }, n.replace(/^perf-profile\.(calltrace|self)\.cycles-pp\./, (_, k) => (k === 'self' ? 'self: ' : '')).split('.').join(' → '));
+  const pp = (v) => (v == null ? el('span', { class: 'muted' }, 'absent') : `${v.toFixed(2)}%`);
+  const href = `/compare${qs({ base: baseRef, target: targetRef, machine: ctx.machine, suite: ctx.suite, params: ctx.params })}`;
+  return el('section', {},
+    el('h2', {}, 'Top lock call chains: target against base'),
+    el('p', {}, `base ${kernelName(baseRef)} (${b.runs} runs) against target ${kernelName(targetRef)} (${t.runs} runs) · `, link(href, 'full comparison')),
+    rows.length ? table([
+      { key: 'n', label: 'call chain (perf-profile, % of cycles)', cell: (r) => chain(r.n) },
+      { key: 'b', label: 'base', num: true, cell: (r) => pp(r.b) },
+      { key: 't', label: 'target', num: true, cell: (r) => pp(r.t) },
+      { key: 'c', label: 'change', num: true, cell: (r) => (r.b != null && r.t != null
+        ? el('span', { class: r.t < r.b - 1 ? 'c-improvement' : r.t > r.b + 1 ? 'c-regression' : 'c-noise' }, `${fmtSigned(r.t - r.b)} pp`) : '–') },
+    ], rows) : el('p', { class: 'muted' }, 'No perf-profile lock call chains in these runs.'),
+    stats.length ? table([
+      { key: 'n', label: 'lock_stat', cls: 'metric', cell: (r) => r.n },
+      { key: 'b', label: 'base', num: true, cell: (r) => (r.b == null ? 'absent' : fmtNum(r.b)) },
+      { key: 't', label: 'target', num: true, cell: (r) => (r.t == null ? 'absent' : fmtNum(r.t)) },
+      { key: 'c', label: 'change', num: true, cell: (r) => (r.b && r.t != null ? fmtPct(100 * (r.t - r.b) / r.b) : '–') },
+    ], stats) : null);
+}
+
+async function render() {
+  const p = params();
+  let st = Object.fromEntries(['machine', 'suite', 'params', 'variant', 'series', 'throughput', 'base', 'target'].map((k) => [k, p.get(k) || '']));
+  const stale = ticket();
+  status(view, 'loading', 'looking for LRU lock metrics…');
+  let ctxs;
+  try { ctxs = await contexts(); } catch (e) { showError(view, e, 'loading runs'); return; }
+  if (!ctxs.size) { put(form); status(view, 'empty', EMPTY_RUNS); return; }
+  let ctx = ctxs.get(`${st.machine}|${st.suite}|${st.params}`);
+  if (!ctx && st.machine && st.suite) ctx = [...ctxs.values()].find((c) => c.machine === st.machine && c.suite === st.suite);
+  if (!ctx && st.series) {
+    // a series alone: the context whose kernels include the series' last patch
+    try {
+      const sv = (await api(`/api/v1/series/${enc(st.series.replace(/ v\d+$/, ''))}`)).versions.find((v) => v.series === st.series);
+      const last = sv && sv.patches[sv.patches.length - 1];
+      const hits = last ? [...ctxs.values()].filter((c) => c.kernels.has(last.commit)) : [];
+      for (const c of hits) if (!ctx && (await metricsOf(c)).stat.length + (await metricsOf(c)).perf.length) ctx = c;
+    } catch { /* fall through to the default */ }
+  }
+  if (!ctx) ctx = await defaultContext(ctxs);
+  if (!ctx) {
+    put(form);
+    status(view, 'empty', 'No LRU lock metrics yet: collect perf-profile call chains (perf record -g, parsed by kperf-collect --format perf-profile) ',
+      'and lock_stat (a kernel with CONFIG_LOCK_STAT=y; kperf-collect reads /proc/lock_stat) with your benchmark runs.');
+    return;
+  }
+  st = { ...st, machine: ctx.machine, suite: ctx.suite, params: ctx.params };
+  const [m, series] = await Promise.all([metricsOf(ctx), seriesList()]);
+  if (!st.series && !p.has('series')) {
+    const inCtx = series.flatMap((s) => (s.versions || []).map((v) => `${s.name} v${v}`));
+    for (const name of inCtx.reverse()) {
+      const sv = await api(`/api/v1/series/${enc(name.replace(/ v\d+$/, ''))}`).catch(() => null);
+      const v = sv && sv.versions.find((x) => x.series === name);
+      if (v && v.patches.some((pt) => ctx.kernels.has(pt.commit))) { st.series = name; break; }
+    }
+  }
+  st.throughput = st.throughput || pickThroughput(m.all, st.suite);
+  if (stale()) return;
+  setState(st, { replace: true });
+  const perf = m.perf.sort((a, b) => a.length - b.length).slice(0, 4);
+  const [thr, ...lockTrends] = await Promise.all([st.throughput ? trend(st, st.throughput) : null,
+    ...perf.map((n) => trend(st, n)), ...m.stat.map((n) => trend(st, n))]);
+  const axis = await commitAxis(st, thr);
+  drawForm(st, ctxs, series, axis);
+  if (!m.perf.length && !m.stat.length) {
+    status(view, 'empty', `${ctx.machine} · ${ctx.suite} has no LRU lock metrics (perf-profile rows on lruvec locks, lock_stat lru_lock contentions). Pick another machine and test.`);
+    return;
+  }
+  if (!axis.length) { status(view, 'empty', 'No commits with runs in this range.'); return; }
+  const unitMap = await units();
+  if (stale()) return;
+  const unitOf = (n) => unitMap[n] || '';
+  const perfSeries = perf.map((n, i) => ({ name: n, s: lockTrends[i] })).filter((x) => x.s);
+  const statSeries = m.stat.map((n, i) => ({ name: n, s: lockTrends[perf.length + i] })).filter((x) => x.s);
+  const charts = [];
+  if (perfSeries.length) charts.push(lockChart('perf-profile share of cycles on the LRU lock per commit, with throughput', axis, perfSeries, thr, st.throughput, 'perf-profile, % of cycles', unitOf));
+  if (statSeries.length) charts.push(lockChart('lock_stat contentions on the LRU lock per commit, with throughput', axis, statSeries, thr, st.throughput, 'lock_stat contentions', unitOf));
+  const chainBox = el('div', {}, el('p', { class: 'status loading' }, 'reading the call chains…'));
+  put(view,
+    el('p', {}, machineTag(ctx.machine), ` · ${ctx.suite} `, el('span', { class: 'mono' }, ctx.params),
+      ` · ${axis.length} kernels`, st.series ? [' of ', link(`/series/${enc(st.series)}`, st.series)] : ' (history)',
+      st.throughput ? [' · throughput ', el('span', { class: 'mono' }, st.throughput)] : ''),
+    charts.map((c, i) => el('section', {}, el('h2', {}, i === 0 && perfSeries.length ? 'perf-profile: LRU lock share of cycles' : 'lock_stat: LRU lock contentions'),
+      c.box.wrap)),
+    chainBox);
+  charts.forEach((c) => c.draw());
+  try { put(chainBox, await chains(ctx, axis, st)); } catch (e) { showError(chainBox, e, 'reading the call chains'); }
+}
+
+onState(render);

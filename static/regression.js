@@ -1,0 +1,112 @@
+// regression.js - /regressions/ID: one decision (GET /api/v1/regressions/{id})
+// with both sides' samples as a strip chart, its numbers, triage controls
+// (POST with the admin token the user enters, kept in sessionStorage) and
+// what the API keeps of its history.
+import {
+  $, el, put, api, apiPost, qs, status, showError, errorText, link, units, fmtNum, fmtPct, fmtSigned, fmtCI,
+  fmtP, fmtDate, kernelName, shortSha, pairs, machineTag, verdictTag,
+} from './kperf.js';
+import { chartBox, stripChart } from './charts.js';
+
+const view = $('#view');
+const id = decodeURIComponent(location.pathname.replace(/^\/regressions\//, ''));
+const TOKEN_KEY = 'kperf.adminToken';
+
+const kv = (rows) => el('table', { class: 'kv' }, el('tbody', {}, rows.filter(Boolean)
+  .map(([k, v]) => el('tr', {}, el('th', { scope: 'row' }, k), el('td', {}, v)))));
+
+function numbers(d, unit) {
+  const side = (s) => [el('td', { class: 'num' }, String(s.runs ?? '–')), el('td', { class: 'num' }, String(s.n ?? '–')),
+    el('td', { class: 'num' }, fmtNum(s.mean), unit ? el('span', { class: 'unit' }, unit) : null),
+    el('td', { class: 'num' }, s.stddev_pct == null ? '–' : `${s.stddev_pct.toFixed(2)}%`)];
+  return el('div', { class: 'table-wrap' }, el('table', {},
+    el('thead', {}, el('tr', {}, ['side', 'kernel', 'runs', 'samples', 'mean', '±%'].map((h, i) => el('th', { class: i > 1 ? 'num' : null, scope: 'col' }, h)))),
+    el('tbody', {},
+      el('tr', {}, el('td', {}, d.base_kind === 'series_base' ? 'series base' : 'parent'), el('td', { class: 'mono' }, kernelName(d.base_commit)), side(d.base)),
+      el('tr', {}, el('td', {}, 'commit'), el('td', { class: 'mono' }, kernelName(d.commit, d.release)), side(d.target)))));
+}
+
+function triage(d, onDone) {
+  const token = el('input', { type: 'password', name: 'token', autocomplete: 'off', value: sessionStorage.getItem(TOKEN_KEY) || '',
+    placeholder: 'admin token' });
+  const state = el('select', { name: 'state' }, ['new', 'acknowledged', 'invalid', 'fixed'].map((s) => el('option', { value: s, selected: s === d.state }, s)));
+  const note = el('textarea', { name: 'note', rows: '2', cols: '40', placeholder: 'why (kept with the decision)' }, d.note || '');
+  const out = el('div', { 'aria-live': 'polite' });
+  const form = el('form', { class: 'controls', id: 'triage' },
+    el('label', {}, 'triage state', state),
+    el('label', {}, 'note', note),
+    el('label', {}, 'admin token (kept for this browser tab only)', token),
+    el('button', { type: 'submit', class: 'primary' }, 'Save'),
+    el('button', { type: 'button', onclick: () => { sessionStorage.removeItem(TOKEN_KEY); token.value = ''; } }, 'Forget token'));
+  form.onsubmit = async (e) => {
+    e.preventDefault();
+    if (!token.value.trim()) { put(out, el('p', { class: 'status error', role: 'alert' }, 'Triage needs an admin token (kperfd token create NAME --role admin).')); return; }
+    sessionStorage.setItem(TOKEN_KEY, token.value.trim());
+    put(out, el('p', { class: 'status loading' }, 'saving…'));
+    try {
+      const body = { state: state.value };
+      if (note.value.trim() !== (d.note || '')) body.note = note.value.trim();
+      const next = await apiPost(`/api/v1/regressions/${encodeURIComponent(id)}`, body, token.value.trim());
+      onDone(next, `saved: ${next.state}`);
+    } catch (err) {
+      put(out, el('p', { class: 'status error', role: 'alert' }, `triage failed: ${errorText(err)}`));
+    }
+  };
+  return el('div', {}, form, out);
+}
+
+async function render(d, message) {
+  const unit = (await units())[d.metric] || (d.metric.startsWith('perf-profile.') ? '%' : '');
+  const box = chartBox(`samples of ${d.metric}: base against commit`, 'short');
+  const filters = { machine: d.machine, suite: d.suite, params: pairs(d.params), variant: pairs(d.variant) };
+  const absolute = d.absolute || d.metric.startsWith('perf-profile.');
+  document.title = `${d.verdict} ${d.metric} · kperf`;
+  put(view,
+    el('h1', {}, verdictTag(d.verdict), ' ', el('span', { class: `c-${d.verdict}` }, absolute ? `${fmtSigned(d.change_abs)} pp` : fmtPct(d.change_pct)),
+      ' ', el('span', { class: 'mono wrap-anywhere' }, d.metric)),
+    message ? el('p', { class: 'status info', role: 'status' }, message) : null,
+    el('p', { class: 'lead' }, el('span', { class: 'mono' }, kernelName(d.commit, d.release)), ' ', d.subject || '',
+      d.series ? [' (', link(`/series/${encodeURIComponent(d.series)}`, d.series), ')'] : null),
+    el('p', {}, machineTag(d.machine), ` · ${d.suite} ${pairs(d.params)}`, Object.keys(d.variant || {}).length ? ` · ${pairs(d.variant)}` : '',
+      ' · ', link(`/compare${qs({ base: d.base_commit, target: d.commit, ...filters })}`, `compare with ${d.base_kind === 'series_base' ? 'the series base' : 'the parent'}`),
+      ' · ', link(`/trend${qs({ ...filters, metric: d.metric })}`, 'trend')),
+    el('div', { class: 'grid' },
+      el('section', { class: 'card' }, el('h2', {}, 'Samples'), box.wrap,
+        el('p', { class: 'legend-note' }, 'each dot one sample (iterations of every run, pooled); black bars: means')),
+      el('section', { class: 'card' }, el('h2', {}, 'Numbers'), numbers(d, unit), kv([
+        ['change', absolute ? `${fmtSigned(d.change_abs)} (absolute, percentage points)` : `${fmtPct(d.change_pct)} (${fmtSigned(d.change_abs)}${unit ? ` ${unit}` : ''})`],
+        ['95% CI of the change', `${fmtCI(d.welch && d.welch.ci95_pct)} % of the base mean`],
+        ['Welch p', fmtP(d.welch && d.welch.p_value)],
+        ['decided by', d.test || '–'],
+        ['LKP\'s rule', d.lkp_changed ? 'changed' : 'not changed'],
+        ['direction', d.direction || 'none'],
+        ['KPI', d.kpi ? 'yes (the benchmark\'s own metric)' : 'no (a monitor)'],
+        d.recovered_by ? ['recovered by', el('span', { class: 'mono' }, shortSha(d.recovered_by))] : null,
+      ]))),
+    el('section', {}, el('h2', {}, 'Triage'), triage(d, (next, msg) => render(next, msg))),
+    el('section', {}, el('h2', {}, 'History'), kv([
+      ['created', fmtDate(d.created_at)],
+      ['decided', fmtDate(d.decided_at)],
+      ['last change', fmtDate(d.updated_at)],
+      ['state now', el('span', { class: 'badge state' }, d.state)],
+      ['note', d.note || '–'],
+    ]), el('p', { class: 'muted small' }, 'kperf keeps the current state and note with their times; earlier states are not kept.')),
+    el('section', {}, el('h2', {}, 'Runs'), el('div', { class: 'sides' },
+      el('div', { class: 'side base' }, el('h3', {}, 'base'), el('ul', { class: 'plain' }, (d.base_runs || []).map((r) => el('li', {}, link(`/runs/${encodeURIComponent(r)}`, r))))),
+      el('div', { class: 'side target' }, el('h3', {}, 'commit'), el('ul', { class: 'plain' }, (d.target_runs || []).map((r) => el('li', {}, link(`/runs/${encodeURIComponent(r)}`, r))))))));
+  stripChart(box, [
+    { label: `base ${kernelName(d.base_commit).slice(0, 12)}`, values: d.base_samples || [] },
+    { label: `commit ${kernelName(d.commit, d.release).slice(0, 12)}`, values: d.target_samples || [] },
+  ], { unit });
+}
+
+async function load() {
+  try {
+    await render(await api(`/api/v1/regressions/${encodeURIComponent(id)}`));
+  } catch (e) {
+    if (e.status === 404) status(view, 'empty', `No decision ${id}. The home page lists the latest ones.`);
+    else showError(view, e, 'loading the decision');
+  }
+}
+
+load();

@@ -1,0 +1,800 @@
+/*
+ * detect.c - `make bench-detect`: the detector benchmark of issue 4. It
+ * simulates trend histories with known truth (A/A and A/B commit pairs, steps
+ * in long trends) and measures LKP's rule, a plain Welch test and kperf's
+ * verdict and change-point detector on the same cases. Fixed seeds: the
+ * output is the same on every machine. Exit status 1 when the goal fails.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "changepoint.h"
+#include "compare.h"
+#include "stats.h"
+#include "stats_lkp.h"
+#include "verdict.h"
+#include "util.h"
+
+#define METRIC "vm-scalability.throughput"
+#define SUITE "vm-scalability"
+#define LEVEL 1000.0
+#define MAX_COMMITS 160
+#define MAX_RUNS 10
+#define HIST_WINDOW 30                        /* commits of history the server would read */
+#define SEED(n) (0x6b70657266303030ull + (n)) /* "kperf00n" in ASCII */
+#define MAD_DF 0.37                           /* df per observation of a median-type estimate */
+
+/* ---- a small deterministic PRNG: splitmix64 + Box-Muller ---------------- */
+
+struct rng {
+	uint64_t s;
+};
+
+static uint64_t rng_next(struct rng *r)
+{
+	uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static double rng_unif(struct rng *r) /* (0, 1) */
+{
+	return ((double)(rng_next(r) >> 11) + 0.5) * 0x1.0p-53;
+}
+
+static double rng_normal(struct rng *r)
+{
+	double u = rng_unif(r), v = rng_unif(r);
+
+	return sqrt(-2.0 * log(u)) * cos(2.0 * M_PI * v);
+}
+
+static size_t rng_range(struct rng *r, size_t lo, size_t hi) /* [lo, hi] */
+{
+	return lo + (size_t)(rng_next(r) % (uint64_t)(hi - lo + 1));
+}
+
+/* ---- noise with unit standard deviation (the "sigma" of the tables) ---- */
+
+enum noise { N_NORMAL, N_T3, N_BIMODAL, N_OUTLIER, N_KINDS };
+
+static double noise_draw(struct rng *r, enum noise k)
+{
+	double z = rng_normal(r), c;
+
+	switch (k) {
+	case N_T3: /* Student t, 3 df (variance 3): z / sqrt(chi2_3 / 3) */
+		c = 0.0;
+		for (int i = 0; i < 3; i++)
+			c += pow(rng_normal(r), 2.0);
+		return z / sqrt(c / 3.0) / sqrt(3.0);
+	case N_BIMODAL: /* two modes at +-0.9, each sd 0.436: variance 1 */
+		return (rng_unif(r) < 0.5 ? -0.9 : 0.9) + sqrt(1.0 - 0.81) * z;
+	case N_OUTLIER: /* normal, and 3% of runs broken by +-6 sigma */
+		if (rng_unif(r) < 0.03)
+			z += rng_unif(r) < 0.5 ? -6.0 : 6.0;
+		return z;
+	default:
+		return z;
+	}
+}
+
+/* ---- one simulated trend ----------------------------------------------- */
+
+struct trend {
+	size_t ncommits;
+	size_t n[MAX_COMMITS];
+	double v[MAX_COMMITS][MAX_RUNS];
+	const double *p[MAX_COMMITS];
+};
+
+struct scenario {
+	size_t ncommits;
+	size_t runs_lo, runs_hi; /* runs per commit, drawn per commit */
+	enum noise noise;
+	double sigma_pct; /* noise of one run, % of the level */
+	double drift;     /* level drift per commit, in sigma (linear) */
+	double walk;      /* random-walk drift per commit, in sigma */
+	double commit_sd; /* between-commit (boot, layout) noise, in sigma */
+	int drift_kind;   /* 0 none, 1 linear, 2 random walk */
+	size_t nsteps;
+	size_t step_at[4];
+	double step_pct[4]; /* relative step at step_at[i], cumulative */
+};
+
+static void trend_make(struct rng *r, const struct scenario *sc, struct trend *t)
+{
+	double level = LEVEL, walk = 0.0, sd = sc->sigma_pct / 100.0;
+
+	t->ncommits = sc->ncommits;
+	for (size_t i = 0; i < sc->ncommits; i++) {
+		double mu, ce;
+
+		for (size_t s = 0; s < sc->nsteps; s++)
+			if (sc->step_at[s] == i)
+				level *= 1.0 + sc->step_pct[s] / 100.0;
+		walk += sc->walk * rng_normal(r);
+		ce = sc->commit_sd * rng_normal(r);
+		mu = level * (1.0 + sd * (sc->drift * (double)i + walk + ce));
+		t->n[i] = rng_range(r, sc->runs_lo, sc->runs_hi);
+		for (size_t j = 0; j < t->n[i]; j++)
+			t->v[i][j] = mu * (1.0 + sd * noise_draw(r, sc->noise));
+		t->p[i] = t->v[i];
+	}
+}
+
+/* ---- the methods on one commit pair (commit k against k - 1) ------------ */
+
+enum method { M_LKP, M_WELCH, M_KPERF_PAIR, M_KPERF, M_COUNT };
+static const char *const method_name[M_COUNT] = {"LKP rule", "Welch p<0.05", "kperf, pair only",
+                                                 "kperf verdict"};
+
+/* the history the server has when it judges commit k against k - 1: up to
+ * HIST_WINDOW commits before the pair (the pair's own spread joins the pool
+ * inside verdict_decide) */
+static int trend_history(const struct trend *t, size_t k, struct noise_hist *h)
+{
+	size_t end = k - 1, lo = end > HIST_WINDOW ? end - HIST_WINDOW : 0;
+
+	return verdict_noise_from_history(t->p + lo, t->n + lo, end - lo, h);
+}
+
+/* +1 / -1: the method calls a change up / down; 0: noise */
+static int decide(enum method m, const struct trend *t, size_t k, const struct noise_hist *h,
+                  double alpha)
+{
+	const double *b = t->v[k - 1], *a = t->v[k];
+	size_t nb = t->n[k - 1], na = t->n[k];
+	struct verdict_config cfg;
+	struct verdict_in in;
+	struct verdict_out out;
+	struct stats_welch w;
+	int up = stats_mean(a, na) > stats_mean(b, nb) ? 1 : -1;
+
+	switch (m) {
+	case M_LKP:
+		return lkp_changed(METRIC, SUITE, b, nb, nb, a, na, na) == 1 ? up : 0;
+	case M_WELCH:
+		return nb >= 2 && na >= 2 && stats_welch(b, nb, a, na, 0.95, &w) == 0 && w.p < 0.05
+		           ? up
+		           : 0;
+	default:
+		break;
+	}
+	verdict_config_init(&cfg);
+	if (alpha > 0.0)
+		cfg.alpha_history = alpha;
+	memset(&in, 0, sizeof(in));
+	in.metric = METRIC;
+	in.suite = SUITE;
+	in.dir = DIR_HIGHER;
+	in.base = b;
+	in.nb = nb;
+	in.target = a;
+	in.nt = na;
+	in.hist = m == M_KPERF ? h : NULL;
+	in.cfg = &cfg;
+	if (verdict_decide(&in, &out) < 0 || out.verdict == VERDICT_NOISE)
+		return 0;
+	return out.verdict == VERDICT_IMPROVEMENT ? 1 : -1;
+}
+
+/* ---- pooling alternatives, for the tuning table only -------------------- */
+
+/* chi-square median by Wilson-Hilferty (close enough to rank poolings) */
+static double chi2_median(double k)
+{
+	double c = 1.0 - 2.0 / (9.0 * k);
+
+	return k * c * c * c;
+}
+
+/* plain: the df-weighted mean of the commits' relative variances (what a
+ * textbook pooled variance is); median: the median of the commits' variances
+ * made median-unbiased (robust, but blind to heavy tails) */
+static int pool_alt(const struct trend *t, size_t k, int median, struct noise_hist *h)
+{
+	size_t lo = k - 1 > HIST_WINDOW ? k - 1 - HIST_WINDOW : 0, m = 0;
+	double u[MAX_COMMITS], num = 0.0, df = 0.0;
+
+	for (size_t i = lo; i + 1 < k; i++) {
+		double mean, sd;
+
+		if (t->n[i] < 2)
+			continue;
+		mean = stats_mean(t->v[i], t->n[i]);
+		sd = stats_stddev(t->v[i], t->n[i]) / mean;
+		num += (double)(t->n[i] - 1) * sd * sd;
+		df += (double)(t->n[i] - 1);
+		u[m++] = sd * sd * (double)(t->n[i] - 1) / chi2_median((double)(t->n[i] - 1));
+	}
+	if (m < VERDICT_HIST_MIN_COMMITS)
+		return -1;
+	h->ncommits = m;
+	h->df = median ? MAD_DF * df : df;
+	if (median && stats_median(u, m, &h->sigma_rel) < 0)
+		return -1;
+	h->sigma_rel = sqrt(median ? h->sigma_rel : num / df);
+	return 0;
+}
+
+/* ---- pair cases --------------------------------------------------------- */
+
+#define NBINS 7
+static const double bin_lo[NBINS] = {0.0, 0.01, 1.0, 2.0, 3.0, 5.0, 10.0};
+static const char *const bin_name[NBINS] = {"A/A", "<1", "1-2", "2-3", "3-5", "5-10", ">=10"};
+static const double shifts_pct[] = {0.5, 1.0, 2.0, 3.0, 5.0, 7.0, 10.0};
+#define NSHIFTS (sizeof(shifts_pct) / sizeof(shifts_pct[0]))
+#define NSIGMAS 4
+static const double sigmas_pct[NSIGMAS] = {0.5, 1.0, 2.0, 4.0};
+
+struct tally {
+	long cases[NBINS];
+	long hits[M_COUNT][NBINS];
+	long aa[N_KINDS], aa_hits[M_COUNT][N_KINDS];     /* false alarms by noise */
+	long big[N_KINDS], big_hits[M_COUNT][N_KINDS];   /* >= 3 sigma, by noise */
+	long bigs[NSIGMAS], bigs_hits[M_COUNT][NSIGMAS]; /* and by noise level */
+};
+
+/* tuning variants of kperf's verdict, on the same cases */
+struct variant {
+	const char *pooling; /* "robust" (verdict_noise_from_history), "plain", "median" */
+	double alpha;
+};
+static const struct variant variants[] = {
+    {"robust", 0.05},  {"robust", 0.02}, {"robust", 0.01}, {"robust", 0.005},
+    {"robust", 0.001}, {"plain", 0.01},  {"median", 0.01},
+};
+#define NVARIANTS (sizeof(variants) / sizeof(variants[0]))
+
+struct tune {
+	long aa[N_KINDS], aa_hits[NVARIANTS][N_KINDS];
+	long big[N_KINDS], big_hits[NVARIANTS][N_KINDS];
+};
+
+static int bin_of(double sigmas) /* 0: A/A */
+{
+	int b = sigmas > 0.0;
+
+	for (int i = 2; i < NBINS; i++)
+		b = sigmas >= bin_lo[i] ? i : b;
+	return b;
+}
+
+struct pair_group {
+	const char *title;
+	size_t hist_lo, hist_hi; /* commits in the trend, target included */
+	size_t runs_lo, runs_hi;
+	double commit_sd;
+	long ncases; /* A/A and A/B each */
+	uint64_t seed;
+};
+
+/* one pair case: a trend whose last commit is shifted (or not) */
+static void pair_scenario(struct rng *r, const struct pair_group *g, int aa, struct scenario *sc,
+                          double *shift_sigmas, int *sigma_i)
+{
+	double shift = 0.0;
+
+	memset(sc, 0, sizeof(*sc));
+	sc->ncommits = rng_range(r, g->hist_lo, g->hist_hi);
+	sc->runs_lo = g->runs_lo;
+	sc->runs_hi = g->runs_hi;
+	sc->noise = (enum noise)rng_range(r, 0, N_KINDS - 1);
+	*sigma_i = (int)rng_range(r, 0, NSIGMAS - 1);
+	sc->sigma_pct = sigmas_pct[*sigma_i];
+	sc->drift_kind = (int)rng_range(r, 0, 2);
+	if (sc->drift_kind == 1)
+		sc->drift = (rng_unif(r) - 0.5) * 0.2; /* up to 0.1 sigma per commit */
+	else if (sc->drift_kind == 2)
+		sc->walk = 0.1;
+	sc->commit_sd = g->commit_sd;
+	if (!aa) {
+		shift = shifts_pct[rng_range(r, 0, NSHIFTS - 1)];
+		if (rng_unif(r) < 0.5)
+			shift = -shift;
+		sc->nsteps = 1;
+		sc->step_at[0] = sc->ncommits - 1;
+		sc->step_pct[0] = shift;
+	}
+	*shift_sigmas = fabs(shift) / sc->sigma_pct;
+}
+
+static void tune_case(struct tune *tu, const struct trend *tr, size_t k, const struct scenario *sc,
+                      int aa, const struct noise_hist *robust)
+{
+	struct noise_hist plain, median;
+	int have_plain = pool_alt(tr, k, 0, &plain) == 0;
+	int have_median = pool_alt(tr, k, 1, &median) == 0;
+
+	if (aa)
+		tu->aa[sc->noise]++;
+	else
+		tu->big[sc->noise]++;
+	for (size_t v = 0; v < NVARIANTS; v++) {
+		const struct noise_hist *h = robust;
+		int d;
+
+		if (!strcmp(variants[v].pooling, "plain"))
+			h = have_plain ? &plain : NULL;
+		else if (!strcmp(variants[v].pooling, "median"))
+			h = have_median ? &median : NULL;
+		d = decide(M_KPERF, tr, k, h, variants[v].alpha);
+		if (aa)
+			tu->aa_hits[v][sc->noise] += d != 0;
+		else
+			tu->big_hits[v][sc->noise] += d == (sc->step_pct[0] > 0 ? 1 : -1);
+	}
+}
+
+static void run_pairs(const struct pair_group *g, struct tally *t, struct tune *tu)
+{
+	static struct trend tr;
+	struct rng r = {g->seed};
+
+	memset(t, 0, sizeof(*t));
+	if (tu != NULL)
+		memset(tu, 0, sizeof(*tu));
+	for (long c = 0; c < 2 * g->ncases; c++) {
+		int aa = c < g->ncases, bin, have, si;
+		struct scenario sc;
+		struct noise_hist h;
+		double sig;
+		size_t k;
+
+		pair_scenario(&r, g, aa, &sc, &sig, &si);
+		trend_make(&r, &sc, &tr);
+		k = tr.ncommits - 1;
+		have = trend_history(&tr, k, &h) == 0;
+		bin = aa ? 0 : bin_of(sig);
+		t->cases[bin]++;
+		t->aa[sc.noise] += aa;
+		t->big[sc.noise] += sig >= 3.0;
+		t->bigs[si] += sig >= 3.0;
+		for (int m = 0; m < M_COUNT; m++) {
+			int d = decide((enum method)m, &tr, k, have ? &h : NULL, 0.0);
+			/* a detection must point the right way */
+			int hit = aa ? d != 0 : d == (sc.step_pct[0] > 0 ? 1 : -1);
+
+			t->hits[m][bin] += hit;
+			t->aa_hits[m][sc.noise] += aa && hit;
+			t->big_hits[m][sc.noise] += sig >= 3.0 && hit;
+			t->bigs_hits[m][si] += sig >= 3.0 && hit;
+		}
+		if (tu != NULL && (aa || sig >= 3.0))
+			tune_case(tu, &tr, k, &sc, aa, have ? &h : NULL);
+	}
+}
+
+static double pct(long a, long b)
+{
+	return b ? 100.0 * (double)a / (double)b : NAN;
+}
+
+static long sum(const long *x, size_t n)
+{
+	long s = 0;
+
+	for (size_t i = 0; i < n; i++)
+		s += x[i];
+	return s;
+}
+
+static void print_pairs(const struct pair_group *g, const struct tally *t)
+{
+	printf("\n%s\n", g->title);
+	printf("  %ld A/A + %ld A/B cases, seed %#llx\n", g->ncases, g->ncases,
+	       (unsigned long long)g->seed);
+	printf("  %-18s %8s | %s\n", "", "false", "detected (right sign), by shift / sigma");
+	printf("  %-18s %8s |", "method", "alarms");
+	for (int b = 1; b < NBINS; b++)
+		printf(" %6s", bin_name[b]);
+	printf(" %6s\n", ">=3");
+	printf("  %-18s %8ld |", "(cases)", t->cases[0]);
+	for (int b = 1; b < NBINS; b++)
+		printf(" %6ld", t->cases[b]);
+	printf(" %6ld\n", sum(t->big, N_KINDS));
+	for (int m = 0; m < M_COUNT; m++) {
+		printf("  %-18s %7.2f%% |", method_name[m], pct(t->hits[m][0], t->cases[0]));
+		for (int b = 1; b < NBINS; b++)
+			printf(" %5.1f%%", pct(t->hits[m][b], t->cases[b]));
+		printf(" %5.1f%%\n", pct(sum(t->big_hits[m], N_KINDS), sum(t->big, N_KINDS)));
+	}
+	printf("  %-18s %s\n", "by noise:",
+	       "false alarms:  normal   t(3) bimodal outlier |"
+	       " detected >= 3 sigma: normal   t(3) bimodal outlier | sigma 0.5%    1%    2%");
+	for (int m = 0; m < M_COUNT; m++) {
+		printf("  %-18s %14s", method_name[m], "");
+		for (int k = 0; k < N_KINDS; k++)
+			printf(" %6.2f%%", pct(t->aa_hits[m][k], t->aa[k]));
+		printf(" | %20s", "");
+		for (int k = 0; k < N_KINDS; k++)
+			printf(" %6.1f%%", pct(t->big_hits[m][k], t->big[k]));
+		printf(" | %5s", "");
+		for (int s = 0; s < NSIGMAS - 1; s++) /* 4% noise has no shift >= 3 sigma */
+			printf(" %5.1f%%", pct(t->bigs_hits[m][s], t->bigs[s]));
+		printf("\n");
+	}
+}
+
+static int goal_check(const struct tally *t)
+{
+	double fa_lkp = pct(t->hits[M_LKP][0], t->cases[0]);
+	double fa_k = pct(t->hits[M_KPERF][0], t->cases[0]);
+	long hl = sum(t->big_hits[M_LKP], N_KINDS), hk = sum(t->big_hits[M_KPERF], N_KINDS);
+	long big = sum(t->big, N_KINDS);
+	int ok = fa_k <= fa_lkp / 2.0 && hk >= hl;
+
+	printf("\nGOAL (>= 8 commits, 3-5 runs): kperf's false alarms %.2f%% <= half of LKP's"
+	       " %.2f%% (%.2f%%)\n  at equal or better detection of shifts >= 3 sigma: %ld of %ld"
+	       " (%.1f%%) >= LKP's %ld (%.1f%%): %s\n  (per bin, kperf / LKP detected:",
+	       fa_k, fa_lkp, fa_lkp / 2.0, hk, big, pct(hk, big), hl, pct(hl, big),
+	       ok ? "PASS" : "FAIL");
+	for (int b = 1; b < NBINS; b++)
+		if (bin_lo[b] >= 3.0)
+			printf(" %s: %ld / %ld", bin_name[b], t->hits[M_KPERF][b],
+			       t->hits[M_LKP][b]);
+	printf(")\n");
+	return ok;
+}
+
+static void print_tune(const struct tune *tu)
+{
+	printf("\nTUNING kperf's verdict on the goal cases (%ld A/A, %ld shifts >= 3 sigma)\n",
+	       sum(tu->aa, N_KINDS), sum(tu->big, N_KINDS));
+	printf("  %-8s %6s | %s\n", "pooling", "level",
+	       "false alarms: all   t(3) outlier | detected >= 3 sigma: all   t(3) outlier");
+	for (size_t v = 0; v < NVARIANTS; v++) {
+		printf("  %-8s %6g | %13.2f%% %5.2f%% %6.2f%% | %25.1f%% %5.1f%% %6.1f%%%s\n",
+		       variants[v].pooling, variants[v].alpha,
+		       pct(sum(tu->aa_hits[v], N_KINDS), sum(tu->aa, N_KINDS)),
+		       pct(tu->aa_hits[v][N_T3], tu->aa[N_T3]),
+		       pct(tu->aa_hits[v][N_OUTLIER], tu->aa[N_OUTLIER]),
+		       pct(sum(tu->big_hits[v], N_KINDS), sum(tu->big, N_KINDS)),
+		       pct(tu->big_hits[v][N_T3], tu->big[N_T3]),
+		       pct(tu->big_hits[v][N_OUTLIER], tu->big[N_OUTLIER]),
+		       !strcmp(variants[v].pooling, "robust") &&
+		               variants[v].alpha == VERDICT_ALPHA_HISTORY
+		           ? "  <- kperf"
+		           : "");
+	}
+}
+
+/* ---- many metrics of one commit pair: Benjamini-Hochberg ------------------ */
+
+static void fdr_demo(void)
+{
+	enum { NMETRICS = 5000, NREAL = 100, NHIST = 20, RUNS = 3 };
+	static struct trend tr;
+	static double p[NMETRICS];
+	static int flagged[NMETRICS], keep[NMETRICS], lkp[NMETRICS];
+	struct rng r = {SEED(6)};
+	long fl[2] = {0}, fk[2] = {0}, fb[2] = {0};
+
+	for (int i = 0; i < NMETRICS; i++) {
+		struct scenario sc;
+		struct noise_hist h;
+		struct verdict_in in;
+		struct verdict_out out;
+		size_t k = NHIST - 1;
+
+		memset(&sc, 0, sizeof(sc));
+		sc.ncommits = NHIST;
+		sc.runs_lo = sc.runs_hi = RUNS;
+		sc.noise = (enum noise)(i % N_KINDS);
+		sc.sigma_pct = 1.0;
+		if (i < NREAL) {
+			sc.nsteps = 1;
+			sc.step_at[0] = k;
+			sc.step_pct[0] = 5.0; /* 5 sigma */
+		}
+		trend_make(&r, &sc, &tr);
+		memset(&in, 0, sizeof(in));
+		in.metric = METRIC;
+		in.suite = SUITE;
+		in.dir = DIR_HIGHER;
+		in.base = tr.v[k - 1];
+		in.nb = tr.n[k - 1];
+		in.target = tr.v[k];
+		in.nt = tr.n[k];
+		in.hist = trend_history(&tr, k, &h) == 0 ? &h : NULL;
+		if (verdict_decide(&in, &out) < 0)
+			die("verdict_decide failed");
+		p[i] = out.p;
+		flagged[i] = out.verdict != VERDICT_NOISE;
+		lkp[i] = out.lkp_changed;
+		keep[i] = 1;
+	}
+	verdict_fdr(p, NMETRICS, 0.05, keep);
+	for (int i = 0; i < NMETRICS; i++) {
+		int real = i < NREAL;
+
+		fl[real] += lkp[i];
+		fk[real] += flagged[i];
+		fb[real] += flagged[i] && (keep[i] || isnan(p[i]));
+	}
+	printf("\nMANY METRICS of one commit pair: %d metrics, %d shifted by 5 sigma, 20 commits"
+	       " x 3 runs, seed %#llx\n",
+	       NMETRICS, NREAL, SEED(6));
+	printf("  %-34s %11s %10s\n", "", "false rows", "real rows");
+	printf("  %-34s %11ld %6ld/%d\n", "LKP rule", fl[0], fl[1], NREAL);
+	printf("  %-34s %11ld %6ld/%d\n", "kperf verdict, each metric alone", fk[0], fk[1], NREAL);
+	printf("  %-34s %11ld %6ld/%d\n", "kperf verdict + BH at q = 0.05", fb[0], fb[1], NREAL);
+}
+
+/* ---- trends: change points ------------------------------------------- */
+
+enum tmethod { T_LKP, T_WELCH, T_KPERF, T_CP, T_COUNT };
+static const char *const tmethod_name[T_COUNT] = {"LKP rule, each pair", "Welch, each pair",
+                                                  "kperf verdict, each", "kperf change points"};
+
+#define TBINS 5
+static const double tbin_lo[TBINS] = {0.0, 1.0, 2.0, 3.0, 5.0};
+static const char *const tbin_name[TBINS] = {"<1", "1-2", "2-3", "3-5", ">=5"};
+
+struct ttally {
+	long trends, commits, steps[TBINS], flat[3]; /* flat trends by drift kind */
+	long found[T_COUNT][TBINS], exact[T_COUNT], false_pts[T_COUNT];
+	long flat_false[T_COUNT][3];
+};
+
+struct trend_group {
+	const char *title;
+	size_t n_lo, n_hi;
+	size_t runs_lo, runs_hi; /* the trend's typical runs per commit (+-1) */
+	int fixed;               /* 1: one 5% step in 2% normal noise, no drift */
+	long ntrends;
+	uint64_t seed;
+};
+
+static int step_bin(const struct scenario *sc, size_t s)
+{
+	int bin = 0;
+
+	for (int b = 0; b < TBINS; b++)
+		if (fabs(sc->step_pct[s]) / sc->sigma_pct >= tbin_lo[b])
+			bin = b;
+	return bin;
+}
+
+static void trend_scenario(struct rng *r, const struct trend_group *g, struct scenario *sc)
+{
+	size_t runs = rng_range(r, g->runs_lo, g->runs_hi);
+
+	memset(sc, 0, sizeof(*sc));
+	sc->ncommits = rng_range(r, g->n_lo, g->n_hi);
+	sc->runs_lo = runs > 1 ? runs - 1 : 1;
+	sc->runs_hi = runs < MAX_RUNS ? runs + 1 : MAX_RUNS;
+	if (g->fixed) {
+		sc->runs_lo = sc->runs_hi = runs;
+		sc->noise = N_NORMAL;
+		sc->sigma_pct = 2.0;
+		sc->nsteps = 1;
+		sc->step_at[0] = rng_range(r, 10, sc->ncommits - 10);
+		sc->step_pct[0] = rng_unif(r) < 0.5 ? 5.0 : -5.0;
+		return;
+	}
+	sc->noise = (enum noise)rng_range(r, 0, N_KINDS - 1);
+	sc->sigma_pct = sigmas_pct[rng_range(r, 0, NSIGMAS - 1)];
+	/* slow drift: a line of up to +-1.5 sigma over the whole history, or a
+	 * random walk of 0.05 sigma per commit (0.5 sigma after 100 commits) */
+	sc->drift_kind = (int)rng_range(r, 0, 2);
+	if (sc->drift_kind == 1)
+		sc->drift = (rng_unif(r) - 0.5) * 3.0 / (double)sc->ncommits;
+	else if (sc->drift_kind == 2)
+		sc->walk = 0.05;
+	sc->nsteps = rng_range(r, 0, 3);
+	/* steps of 1-10%, at least 12 commits apart and 6 from either end */
+	for (size_t s = 0; s < sc->nsteps; s++) {
+		size_t lo = s ? sc->step_at[s - 1] + 12 : 6, after = 12 * (sc->nsteps - s - 1);
+
+		if (lo + 6 + after > sc->ncommits) {
+			sc->nsteps = s;
+			break;
+		}
+		sc->step_at[s] = rng_range(r, lo, sc->ncommits - 6 - after);
+		sc->step_pct[s] = shifts_pct[1 + rng_range(r, 0, 5)] * (rng_unif(r) < 0.5 ? -1 : 1);
+	}
+}
+
+/* matches detections (sorted commit indexes) to the true steps, each at most
+ * once and within one commit (the exact commit preferred) */
+static void trend_score(struct ttally *t, int m, const struct scenario *sc, const size_t *det,
+                        size_t ndet)
+{
+	int used[MAX_COMMITS] = {0};
+	size_t matched = 0;
+
+	for (size_t s = 0; s < sc->nsteps; s++) {
+		size_t best = ndet, at = sc->step_at[s];
+
+		for (size_t j = 0; j < ndet; j++) {
+			if (used[j] || det[j] + 1 < at || det[j] > at + 1)
+				continue;
+			if (best == ndet || det[j] == at)
+				best = j;
+		}
+		if (best == ndet)
+			continue;
+		used[best] = 1;
+		matched++;
+		t->found[m][step_bin(sc, s)]++;
+		t->exact[m] += det[best] == at;
+	}
+	t->false_pts[m] += (long)(ndet - matched);
+	if (sc->nsteps == 0 && ndet > 0)
+		t->flat_false[m][sc->drift_kind]++;
+}
+
+static void run_trends(const struct trend_group *g, const struct cp_config *cfg, int cp_only,
+                       struct ttally *t)
+{
+	static const enum method pm[] = {M_LKP, M_WELCH, M_KPERF};
+	static struct trend tr;
+	struct rng r = {g->seed};
+
+	memset(t, 0, sizeof(*t));
+	for (long c = 0; c < g->ntrends; c++) {
+		struct scenario sc;
+		size_t det[MAX_COMMITS], ndet;
+		struct cp_point *cp = NULL;
+		size_t ncp = 0;
+
+		trend_scenario(&r, g, &sc);
+		trend_make(&r, &sc, &tr);
+		t->trends++;
+		t->flat[sc.drift_kind] += sc.nsteps == 0;
+		t->commits += (long)sc.ncommits;
+		for (size_t s = 0; s < sc.nsteps; s++)
+			t->steps[step_bin(&sc, s)]++;
+		/* the pair methods judge every commit against its parent */
+		for (int m = 0; m < T_CP && !cp_only; m++) {
+			ndet = 0;
+			for (size_t k = 1; k < tr.ncommits; k++) {
+				struct noise_hist h;
+				int have = trend_history(&tr, k, &h) == 0;
+
+				if (decide(pm[m], &tr, k, have ? &h : NULL, 0.0) != 0)
+					det[ndet++] = k;
+			}
+			trend_score(t, m, &sc, det, ndet);
+		}
+		if (changepoint_detect(tr.p, tr.n, tr.ncommits, cfg, &cp, &ncp) < 0)
+			die("changepoint_detect failed");
+		for (size_t j = 0; j < ncp; j++)
+			det[j] = cp[j].index;
+		trend_score(t, T_CP, &sc, det, ncp);
+		free(cp);
+	}
+}
+
+static void put_pct(double v, int width)
+{
+	if (isnan(v))
+		printf(" %*s", width + 1, "-");
+	else
+		printf(" %*.1f%%", width, v);
+}
+
+static void print_trends(const struct trend_group *g, const struct ttally *t)
+{
+	long steps = sum(t->steps, TBINS), flat = sum(t->flat, 3);
+
+	printf("\n%s\n  %ld trends (%ld flat), %ld commits, %ld steps, seed %#llx\n", g->title,
+	       t->trends, flat, t->commits, steps, (unsigned long long)g->seed);
+	printf("  %-21s %7s %7s %9s %8s |", "method", "recall", "exact", "false/1k", "flat w/");
+	for (int b = 0; b < TBINS; b++)
+		printf(" %6s", tbin_name[b]);
+	printf("  <- recall by step / sigma\n  %-21s %7s %7s %9s %8s |", "", "(+-1)", "", "commits",
+	       "false");
+	for (int b = 0; b < TBINS; b++)
+		printf(" %6ld", t->steps[b]);
+	printf("\n");
+	for (int m = 0; m < T_COUNT; m++) {
+		long found = sum(t->found[m], TBINS);
+
+		printf("  %-21s", tmethod_name[m]);
+		put_pct(pct(found, steps), 6);
+		put_pct(pct(t->exact[m], found), 6);
+		printf(" %9.2f", 1000.0 * (double)t->false_pts[m] / (double)t->commits);
+		put_pct(pct(sum(t->flat_false[m], 3), flat), 7);
+		printf(" |");
+		for (int b = 0; b < TBINS; b++)
+			put_pct(pct(t->found[m][b], t->steps[b]), 5);
+		printf("\n");
+	}
+	if (!flat)
+		return;
+	printf("  flat trends with a false point, by drift: none (%ld), linear (%ld), walk (%ld)\n",
+	       t->flat[0], t->flat[1], t->flat[2]);
+	for (int m = 0; m < T_COUNT; m++) {
+		printf("  %-21s", tmethod_name[m]);
+		for (int k = 0; k < 3; k++)
+			put_pct(pct(t->flat_false[m][k], t->flat[k]), 6);
+		printf("\n");
+	}
+}
+
+/* the change-point detector's window and level, on the same trends */
+static void cp_sweep(const struct trend_group *g)
+{
+	static const size_t windows[] = {10, 15, 20, 30};
+	static const double alphas[] = {0.05, 0.01, 0.001};
+	static struct ttally t;
+
+	printf("\nTUNING the change points: window (commits, and >= %d samples) and level, on"
+	       " the trends above\n  %6s %6s %7s %7s %9s %8s %8s\n",
+	       CP_WINDOW_SAMPLES, "window", "alpha", "recall", "exact", "false/1k", "flat w/",
+	       ">=3 sig");
+	for (size_t w = 0; w < sizeof(windows) / sizeof(windows[0]); w++) {
+		for (size_t a = 0; a < sizeof(alphas) / sizeof(alphas[0]); a++) {
+			struct cp_config cfg;
+			long found, big;
+
+			cp_config_init(&cfg);
+			cfg.window = windows[w];
+			cfg.alpha = alphas[a];
+			run_trends(g, &cfg, 1, &t);
+			found = sum(t.found[T_CP], TBINS);
+			big = t.found[T_CP][3] + t.found[T_CP][4];
+			printf(
+			    "  %6zu %6g %6.1f%% %6.1f%% %9.2f %7.1f%% %7.1f%%%s\n", cfg.window,
+			    cfg.alpha, pct(found, sum(t.steps, TBINS)), pct(t.exact[T_CP], found),
+			    1000.0 * (double)t.false_pts[T_CP] / (double)t.commits,
+			    pct(sum(t.flat_false[T_CP], 3), sum(t.flat, 3)),
+			    pct(big, t.steps[3] + t.steps[4]),
+			    cfg.window == CP_WINDOW && cfg.alpha == CP_ALPHA ? "  <- default" : "");
+		}
+	}
+}
+
+#define T_GOAL "PAIRS, GOAL SET: histories of 8-40 commits, 3-5 runs each"
+#define T_ALL "PAIRS, ALL: histories of 2-40 commits, 1-10 runs per commit"
+#define T_STRESS "PAIRS, STRESS: goal set + between-commit noise of 0.5 sigma (unmodelled)"
+#define T_TRENDS "TRENDS: 40-120 commits, 0-3 steps of 1-10% (12+ commits apart), 1-10 runs"
+#define T_FIVE "TRENDS, ISSUE CASE: one 5% step in 2% normal noise, 40-120 commits, 1-3 runs"
+
+int main(void)
+{
+	static const struct pair_group goal = {T_GOAL, 8, 40, 3, 5, 0.0, 30000, SEED(1)};
+	static const struct pair_group all = {T_ALL, 2, 40, 1, 10, 0.0, 20000, SEED(2)};
+	static const struct pair_group hard = {T_STRESS, 8, 40, 3, 5, 0.5, 10000, SEED(3)};
+	static const struct trend_group mix = {T_TRENDS, 40, 120, 1, 10, 0, 1500, SEED(4)};
+	static const struct trend_group five = {T_FIVE, 40, 120, 1, 3, 1, 500, SEED(5)};
+	static struct tally t;
+	static struct tune tu;
+	static struct ttally tt;
+	int ok;
+
+	stats_init();
+	printf("kperf detector benchmark (tests/bench/detect.c): metric %s, floor 1%%.\n"
+	       "Noise: normal, Student t(3), bimodal (modes at +-0.9 sigma), normal with 3%% of\n"
+	       "runs broken by +-6 sigma; sigma = 0.5, 1, 2 or 4%% of the level. Pairs: the last\n"
+	       "commit of a simulated trend against its parent, shifted 0.5-10%% (A/B) or not\n"
+	       "(A/A); drift none, linear (up to 0.1 sigma/commit) or random walk (0.1\n"
+	       "sigma/commit). kperf's verdict sees the noise of up to %d commits before the\n"
+	       "parent (verdict_noise_from_history) and tests at level %g. \"kperf, pair only\"\n"
+	       "is the same verdict without history (Welch; LKP's rule below 3 samples).\n",
+	       METRIC, HIST_WINDOW, VERDICT_ALPHA_HISTORY);
+
+	run_pairs(&goal, &t, &tu);
+	print_pairs(&goal, &t);
+	ok = goal_check(&t);
+	print_tune(&tu);
+	run_pairs(&all, &t, NULL);
+	print_pairs(&all, &t);
+	run_pairs(&hard, &t, NULL);
+	print_pairs(&hard, &t);
+	fdr_demo();
+	run_trends(&mix, NULL, 0, &tt);
+	print_trends(&mix, &tt);
+	cp_sweep(&mix);
+	run_trends(&five, NULL, 0, &tt);
+	print_trends(&five, &tt);
+	return ok ? 0 : 1;
+}

@@ -1,0 +1,336 @@
+// checks.mjs - the browser checks of the dashboard, run against a kperfd
+// holding the demo data (scripts/demo.mjs): every page loads without console
+// errors and draws its charts, the compare and MGLRU pages show the seed's
+// confidence intervals, a trend point opens its compare, deep links and Back
+// restore views, triage works with the admin token, the phone layout fits and
+// a commit subject carrying markup stays text.
+import { newPage, open, settle, canvasInk, shot, assert, noProblems } from './browser.mjs';
+
+export const MGLRU_CIS = ['[2.23, 3.44]', '[6.97, 9.73]', '[2.16, 3.55]', '[8.83, 10.03]', '[21.12, 23.14]', '[5.53, 6.46]'];
+const LKP_TREND = '/trend?machine=demo-lkp-bdw-ex2&suite=vm-scalability&params=runtime%3D300s%2Ctest%3Dlru-file-mmap-read'
+  + '&variant=cpufreq_governor%3Dperformance&metric=vm-scalability.throughput';
+const STEP = '1431d4d11abb265e79cd44bed2f5ea93f1bcc57b';
+const STEP_PARENT = 'a4fe1631f313f75c9d8f4b5e0e9cba1c1bd1d68e';
+
+export function makeChecks(env) {
+  const { url, api, post, token, adminToken, browser } = env;
+  const checks = [];
+  const check = (name, fn, { skip } = {}) => checks.push({ name, fn, skip });
+
+  // The decision the regression page shows: vm-scalability.throughput at 1431d4d11a.
+  const stepDecision = async () => {
+    const d = await api('/api/v1/regressions?machine=demo-lkp-bdw-ex2&verdict=regression&limit=100');
+    const it = d.items.find((x) => x.metric === 'vm-scalability.throughput' && x.commit === STEP);
+    assert(it, 'no regression decision for vm-scalability.throughput at 1431d4d11a: is the demo data loaded and the worker running?');
+    return it;
+  };
+
+  const pages = [
+    { name: 'home', path: '/', charts: 0, text: ['Latest decisions', 'Machines', 'demo-lkp-bdw-ex2'] },
+    { name: 'trend', path: LKP_TREND, charts: 1, text: ['vm-scalability.throughput', 'Decisions on this trend'] },
+    { name: 'trend-default', path: '/trend', charts: 1, text: ['Trend'] },
+    { name: 'compare', path: '/compare?base=5.14.0&target=5.14.0-mglru', charts: 1, text: ['What differs besides the kernel', 'copy LKP', 'copy mmtests'] },
+    { name: 'compare-empty', path: '/compare', charts: 0, text: ['Name a base and a target'] },
+    { name: 'lru-lock', path: '/lru-lock', charts: 2, text: ['Top lock call chains'] },
+    { name: 'lru-lock-memtier', path: '/lru-lock?machine=demo-lkp-icl-2sp2&suite=memtier', charts: 2, text: ['13.11%', '1.79%'] },
+    { name: 'mglru', path: '/mglru', charts: 1, text: ['Reclaim counters alongside', 'pgscan_kswapd'] },
+    { name: 'mglru-lru_gen', path: null, charts: 1, text: ['lru_gen'] },
+    { name: 'series', path: '/series/per-memcg-lru_lock%20v18', charts: 2, text: ['Each patch against the series base', 'v18 against v17'] },
+    { name: 'run', path: '/runs/demo-lkp-1431d4d11abb-0', charts: 0, text: ['mm: base LRU balancing on an explicit cost model', 'Output tail', 'usecs to free memory'] },
+    { name: 'regression', path: null, charts: 1, text: ['regression', 'Triage', 'History'] },
+    { name: 'subscriptions', path: '/subscriptions', charts: 0, text: ['Alerts and subscriptions'] },
+  ];
+  for (const pg of pages) {
+    check(`page ${pg.name} loads without console errors and draws its charts`, async () => {
+      let path = pg.path;
+      if (pg.name === 'regression') path = `/regressions/${(await stepDecision()).id}`;
+      if (pg.name === 'mglru-lru_gen') {
+        const runs = (await api('/api/v1/runs?machine=demo-mongo-v6&limit=1')).items;
+        assert(runs.length, 'no demo-mongo-v6 runs');
+        const sha = runs[0].commit;
+        path = `/mglru?base=${sha}:lru_gen%3Doff&target=${sha}:lru_gen%3Don&machine=demo-mongo-v6&suite=ycsb`;
+      }
+      const page = await newPage(browser);
+      try {
+        await open(page, url + path);
+        noProblems(page, path);
+        const errors = await page.locator('.status.error').allTextContents();
+        assert(!errors.length, `${path} shows an error: ${errors.join(' | ')}`);
+        const body = await page.locator('main').innerText();
+        for (const t of pg.text) assert(body.includes(t), `${path}: "${t}" not on the page`);
+        const ink = await canvasInk(page);
+        assert(ink.length >= pg.charts, `${path}: ${ink.length} canvases, expected ${pg.charts}`);
+        for (const c of ink) {
+          assert(c.elements > 0 && c.inked > 2000 && c.data > 150,
+            `${path}: chart "${c.label}" looks empty (${c.elements} elements, ${c.inked} inked pixels, ${c.data} in the plot area)`);
+        }
+        await shot(page, pg.name);
+      } finally {
+        await page.closeAll();
+      }
+    });
+  }
+
+  check('compare base=5.14.0&target=5.14.0-mglru shows the six MGLRU CIs of seed 002 (Table 1)', async () => {
+    const page = await newPage(browser);
+    try {
+      await open(page, `${url}/compare?base=5.14.0&target=5.14.0-mglru`);
+      const rows = await page.locator('table tr', { hasText: 'ycsb.total_throughput_ops/s' }).allInnerTexts();
+      for (const ci of MGLRU_CIS) assert(rows.some((r) => r.includes(ci)), `compare: no ycsb row shows ${ci}`);
+      await open(page, `${url}/mglru?base=5.14.0&target=5.14.0-mglru&machine=demo-mongo&suite=ycsb`);
+      const t1 = await page.locator('#table1').innerText();
+      for (const ci of MGLRU_CIS) assert(t1.includes(ci), `mglru Table 1 lacks ${ci}`);
+      noProblems(page, 'compare/mglru');
+    } finally {
+      await page.closeAll();
+    }
+  });
+
+  check('clicking a trend point opens the compare against its parent; its triangle opens the decision', async () => {
+    const page = await newPage(browser);
+    // where the mean (or decision triangle) of a commit is drawn, in page pixels
+    const where = (sha, kind) => page.evaluate(([s, k]) => {
+      const canvas = document.querySelector('canvas');
+      const chart = window.Chart.getChart(canvas);
+      const di = chart.data.datasets.findIndex((d) => d.kind === k);
+      const ds = chart.data.datasets[di];
+      const i = k === 'mean' ? ds.points.findIndex((p) => p.commit === s) : ds.decisions.findIndex((d) => d.commit === s);
+      if (i < 0) return null;
+      const el = chart.getDatasetMeta(di).data[i];
+      const box = canvas.getBoundingClientRect();
+      return { x: box.left + el.x, y: box.top + el.y, next: k === 'mean' && ds.points[i + 1] ? ds.points[i + 1].commit : null };
+    }, [sha, kind]);
+    try {
+      await open(page, url + LKP_TREND);
+      const step = await where(STEP, 'mean');
+      assert(step && step.next, 'the trend has no point for 1431d4d11a or none after it');
+      const after = await where(step.next, 'mean');
+      await Promise.all([page.waitForURL(/\/compare\?/), page.mouse.click(after.x, after.y)]);
+      await settle(page);
+      const u = new URL(page.url());
+      assert(u.searchParams.get('base') === STEP, `compare base is ${u.searchParams.get('base')}, not the parent 1431d4d11a`);
+      assert(u.searchParams.get('target') === step.next, `compare target is ${u.searchParams.get('target')}, not ${step.next}`);
+      assert(u.searchParams.get('machine') === 'demo-lkp-bdw-ex2' && u.searchParams.get('suite') === 'vm-scalability',
+        'the trend\'s filters were not kept');
+      const row = await page.locator('tr', { hasText: 'vm-scalability.throughput' }).first().innerText();
+      assert(row.includes('18,'), `compare row: ${row}`);
+      noProblems(page, 'trend point click');
+      await shot(page, 'compare-from-trend');
+      await page.goBack();
+      await settle(page);
+      const tri = await where(STEP, 'decision');
+      assert(tri, 'no decision triangle at 1431d4d11a');
+      await Promise.all([page.waitForURL(/\/regressions\/\d+/), page.mouse.click(tri.x, tri.y)]);
+      await settle(page);
+      assert((await page.locator('main').innerText()).includes('vm-scalability.throughput'), 'the decision page does not show the metric');
+      noProblems(page, 'trend triangle click');
+    } finally {
+      await page.closeAll();
+    }
+  });
+
+  check('a deep link restores the same view (compare filter, sort, significant; reload)', async () => {
+    const page = await newPage(browser);
+    const state = () => page.evaluate(() => ({
+      filter: document.querySelector('input[type=search]').value,
+      significant: document.querySelector('input[name=significant]').checked,
+      sorted: [...document.querySelectorAll('th[aria-sort]')].filter((t) => t.getAttribute('aria-sort') !== 'none').map((t) => t.textContent + t.getAttribute('aria-sort')),
+      rows: [...document.querySelectorAll('tbody tr')].map((r) => r.innerText),
+    }));
+    try {
+      await open(page, `${url}/compare?base=${STEP_PARENT.slice(0, 10)}&target=${STEP.slice(0, 10)}&machine=demo-lkp-bdw-ex2`);
+      await page.fill('input[type=search]', 'vm-scalability.');
+      await page.locator('th button.sort', { hasText: 'change' }).click();
+      await page.locator('th button.sort', { hasText: 'change' }).click();
+      await page.check('input[name=significant]');
+      await Promise.all([page.waitForURL(/significant=1/), page.click('form#form button[type=submit]')]);
+      await settle(page);
+      const link = page.url();
+      for (const k of ['filter=vm-scalability.', 'sort=change', 'dir=asc', 'significant=1']) assert(link.includes(k), `the URL lacks ${k}: ${link}`);
+      const before = await state();
+      assert(before.rows.length > 0 && before.rows.every((r) => r.includes('vm-scalability.')), 'the filter did not apply');
+      const fresh = await newPage(browser);
+      try {
+        await open(fresh, link);
+        const page2 = fresh;
+        const after = await page2.evaluate(() => ({
+          filter: document.querySelector('input[type=search]').value,
+          significant: document.querySelector('input[name=significant]').checked,
+          sorted: [...document.querySelectorAll('th[aria-sort]')].filter((t) => t.getAttribute('aria-sort') !== 'none').map((t) => t.textContent + t.getAttribute('aria-sort')),
+          rows: [...document.querySelectorAll('tbody tr')].map((r) => r.innerText),
+        }));
+        assert(JSON.stringify(after) === JSON.stringify(before), `the deep link shows another view:\n${JSON.stringify(before)}\n${JSON.stringify(after)}`);
+        noProblems(fresh, 'deep link');
+      } finally {
+        await fresh.closeAll();
+      }
+      noProblems(page, 'compare state');
+    } finally {
+      await page.closeAll();
+    }
+  });
+
+  check('Back returns to the previous view (trend test switch, then history.back)', async () => {
+    const page = await newPage(browser);
+    try {
+      await open(page, `${url}/trend?machine=demo-bdw-2s&suite=sysbench&params=driver%3Dpostgres%2Cnr_threads%3D20%2Cworkload%3Doltp-read-only&metric=sysbench.tps`);
+      const first = page.url();
+      const other = await page.locator('select[name=test] option').evaluateAll((os) => os.map((o) => o.value).find((v) => v.includes('nr_threads=4')));
+      assert(other, 'no nr_threads=4 test to switch to');
+      await Promise.all([page.waitForURL(/nr_threads%3D4/), page.selectOption('select[name=test]', other)]);
+      await settle(page);
+      assert((await page.locator('main').innerText()).includes('nr_threads=4'), 'the view did not switch');
+      await page.goBack();
+      await settle(page);
+      assert(page.url() === first, `Back went to ${page.url()}`);
+      const sel = await page.locator('select[name=test]').inputValue();
+      assert(sel.includes('nr_threads=20'), `after Back the form shows ${sel}`);
+      noProblems(page, 'trend back');
+    } finally {
+      await page.closeAll();
+    }
+  });
+
+  check('sorting the compare table works from the keyboard', async () => {
+    const page = await newPage(browser);
+    try {
+      await open(page, `${url}/compare?base=5.14.0&target=5.14.0-mglru`);
+      let found = false;
+      for (let i = 0; i < 120 && !found; i++) {
+        await page.keyboard.press('Tab');
+        found = await page.evaluate(() => document.activeElement && document.activeElement.matches('th button.sort'));
+      }
+      assert(found, 'Tab never reached a sortable column header');
+      await page.keyboard.press('Enter');
+      await page.waitForFunction(() => location.search.includes('sort='));
+      noProblems(page, 'keyboard sort');
+    } finally {
+      await page.closeAll();
+    }
+  });
+
+  check('triage with the admin token (kept in sessionStorage)', async () => {
+    const d = await stepDecision();
+    const page = await newPage(browser);
+    try {
+      await open(page, `${url}/regressions/${d.id}`);
+      await page.selectOption('#triage select[name=state]', 'acknowledged');
+      await page.fill('#triage textarea[name=note]', 'e2e: triaged from the browser');
+      await page.fill('#triage input[name=token]', adminToken);
+      await page.click('#triage button[type=submit]');
+      await page.waitForFunction(() => document.body.innerText.includes('saved: acknowledged'));
+      const kept = await page.evaluate(() => sessionStorage.getItem('kperf.adminToken'));
+      assert(kept === adminToken, 'the admin token was not kept in sessionStorage');
+      const now = await api(`/api/v1/regressions/${d.id}`);
+      assert(now.state === 'acknowledged' && now.note === 'e2e: triaged from the browser', `server state ${now.state} / ${now.note}`);
+      noProblems(page, 'triage');
+      await shot(page, 'regression-triaged');
+    } finally {
+      await post(`/api/v1/regressions/${d.id}`, { state: 'new', note: '' }, adminToken).catch(() => {});
+      await page.closeAll();
+    }
+  }, { skip: adminToken ? null : 'KPERF_ADMIN_TOKEN is not set' });
+
+  check('a 390-px-wide phone shows home and compare without page-wide horizontal scrolling', async () => {
+    for (const [name, path] of [['home-390', '/'], ['compare-390', '/compare?base=5.14.0&target=5.14.0-mglru'], ['mglru-390', '/mglru']]) {
+      const page = await newPage(browser, { width: 390, height: 844 });
+      try {
+        await open(page, url + path);
+        const w = await page.evaluate(() => document.documentElement.scrollWidth);
+        assert(w <= 392, `${path} at 390 px is ${w} px wide`);
+        noProblems(page, `${path} at 390 px`);
+        await shot(page, name);
+      } finally {
+        await page.closeAll();
+      }
+    }
+  });
+
+  check('API errors are shown, not swallowed', async () => {
+    const page = await newPage(browser);
+    try {
+      await open(page, `${url}/compare?base=0000000dead&target=5.14.0`);
+      const err = await page.locator('.status.error').innerText();
+      assert(/not_found|invalid/.test(err), `the compare error is not shown: "${err}"`);
+      assert(page.problems.every((p) => /HTTP 40\d|status of 40\d/.test(p)), `unexpected problems: ${page.problems.join('; ')}`);
+    } finally {
+      await page.closeAll();
+    }
+  });
+
+  check('an empty database says what to do (API answers replaced by empty lists)', async () => {
+    const page = await newPage(browser);
+    try {
+      await page.route(/\/api\/v1\/(machines|runs|regressions|series|tests|commits|metrics)(\?|$)/, (route) => route.fulfill({
+        status: 200, contentType: 'application/json', body: JSON.stringify({ items: [], total: 0, limit: 100, offset: 0 }) }));
+      for (const path of ['/', '/trend', '/mglru', '/lru-lock']) {
+        await open(page, url + path);
+        const text = await page.locator('main').innerText();
+        assert(/No runs yet: post one with kperf-collect|No MGLRU runs yet/.test(text), `${path}: no empty state that says what to do:\n${text.slice(0, 300)}`);
+      }
+      noProblems(page, 'empty state');
+      await shot(page, 'empty-lru-lock');
+    } finally {
+      await page.closeAll();
+    }
+  });
+
+  check('pages work under a Content-Security-Policy header without unsafe-inline', async () => {
+    const page = await newPage(browser);
+    try {
+      await page.route((u) => !u.pathname.startsWith('/api/') && !u.pathname.startsWith('/static/'), async (route) => {
+        const res = await route.fetch();
+        await route.fulfill({ response: res, headers: { ...res.headers(),
+          'content-security-policy': "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'" } });
+      });
+      for (const path of [LKP_TREND, '/compare?base=5.14.0&target=5.14.0-mglru', '/series/per-memcg-lru_lock%20v18']) {
+        await open(page, url + path);
+        const ink = await canvasInk(page);
+        assert(ink.length && ink.every((c) => c.data > 150), `${path}: charts not drawn under the CSP`);
+      }
+      noProblems(page, 'CSP');
+    } finally {
+      await page.closeAll();
+    }
+  });
+
+  check('a commit subject with markup renders as text (XSS)', async () => {
+    const subject = '<img src=x onerror=alert(1)>';
+    const parent = 'e2e0000000000000000000000000000000000001';
+    const commit = 'e2e0000000000000000000000000000000000002';
+    const run = (sha, par, subj, i, v) => ({
+      run_id: `e2e-xss-${sha.slice(-1)}-${i}`, machine: { name: 'e2e-xss' },
+      kernel: { commit: sha, parent: par, subject: subj, release: `e2e-xss-${sha.slice(-1)}` },
+      test: { suite: 'xss', params: { note: subject } }, variant: { label: subject },
+      metrics: { 'xss.throughput': v, 'xss.<b>bold</b>': v / 10 }, output_tail: `${subject}\n<script>alert(2)</script>`,
+    });
+    await post('/api/v1/commits', [{ sha: parent, subject: 'e2e: the parent of the XSS check' }, { sha: commit, parent, subject }], token);
+    await post('/api/v1/runs', { runs: [0, 1, 2].flatMap((i) => [run(parent, undefined, 'e2e: the parent of the XSS check', i, 100 + i),
+      run(commit, parent, subject, i, 150 + i)]) }, token);
+    let decision = null;
+    for (let i = 0; i < 50 && !decision; i++) {
+      decision = (await api('/api/v1/regressions?machine=e2e-xss&limit=5')).items[0] || null;
+      if (!decision) await new Promise((r) => setTimeout(r, 200));
+    }
+    const paths = [`/runs/e2e-xss-2-0`, `/compare?base=${parent}&target=${commit}`, '/trend?machine=e2e-xss&suite=xss&metric=xss.throughput',
+      `/?q=${commit.slice(0, 12)}`];
+    if (decision) paths.push(`/regressions/${decision.id}`, '/?machine=e2e-xss');
+    for (const path of paths) {
+      const page = await newPage(browser);
+      try {
+        await open(page, url + path);
+        const imgs = await page.locator('img').count();
+        assert(imgs === 0, `${path}: ${imgs} <img> elements: the subject was parsed as HTML`);
+        assert(!page.dialogs.length, `${path}: a dialog opened: ${page.dialogs.join(', ')}`);
+        const text = await page.locator('main').innerText();
+        assert(text.includes(subject), `${path}: the subject is not shown as text`);
+        noProblems(page, path);
+        if (path.startsWith('/runs/')) await shot(page, 'xss-run');
+      } finally {
+        await page.closeAll();
+      }
+    }
+  }, { skip: token ? null : 'KPERF_TOKEN is not set' });
+
+  return checks;
+}

@@ -1,0 +1,337 @@
+/*
+ * test_alerts.c - alert mail through a real SMTP server on loopback
+ * (python3-aiosmtpd writing a Maildir): one message per regression with
+ * LKP-style content and links, follow-ups in the thread, unsubscribe, SMTP
+ * outages, restarts, two kperfd on one database, and daily digests.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static struct kperfd K;
+static pid_t smtp_pid;
+static int smtp_port;
+static char maildir[400];
+static char env_url[64], env_dummy[8] = "X=1";
+static const char *env[] = {env_url,
+			    "KPERF_ALERT_SETTLE_S=1",
+			    "KPERF_SMTP_RETRY_S=1",
+			    "KPERF_PUBLIC_URL=http://kperf.test",
+			    "KPERF_MAIL_FROM=kperf@kperf.test",
+			    env_dummy,
+			    NULL};
+
+#define PARENT "a4fe1631f313f75c9d8f4b5e0e9cba1c1bd1d68e"
+#define CHILD "1431d4d11abb265e79cd44bed2f5ea93f1bcc57b"
+#define FIX "ffff1631f313f75c9d8f4b5e0e9cba1c1bd1d6ff"
+
+/* Start kperfd with mail on; the SMTP server too unless smtp_later. */
+static void start(int smtp_later, const char *settle)
+{
+	const char *tmp = getenv("KPERF_TEST_TMP") ? getenv("KPERF_TEST_TMP") : "/tmp";
+
+	snprintf(maildir, sizeof(maildir), "%s/mail-%d", tmp, (int)getpid());
+	smtp_port = 0;
+	if (!smtp_later)
+		smtp_pid = smtp_start(&smtp_port, maildir);
+	else {
+		smtp_pid = 0;
+		smtp_port = 20000 + getpid() % 20000;
+	}
+	snprintf(env_url, sizeof(env_url), "KPERF_SMTP_URL=smtp://127.0.0.1:%d", smtp_port);
+	env[1] = settle ? settle : "KPERF_ALERT_SETTLE_S=1";
+	kperfd_env(env);
+	kperfd_start(&K, NULL);
+}
+
+static void teardown(void)
+{
+	kperfd_stop(&K);
+	smtp_stop(smtp_pid);
+	kperfd_env(NULL);
+}
+
+TestSuite(alerts, .fini = teardown, .timeout = 180);
+
+static void post(const char *path, const char *token, const char *body)
+{
+	struct resp r;
+	http_post_json(&K, path, token, body, &r);
+	cr_assert(r.status == 201 || r.status == 200, "%s: %ld %s", path, r.status, r.body);
+	resp_release(&r);
+}
+
+static void subscribe(const char *json)
+{
+	post("/api/v1/subscriptions", TOKEN_ADMIN, json);
+}
+
+static void post_run(const char *id, const char *sha, const char *parent, double tput)
+{
+	char body[2048];
+	snprintf(body, sizeof(body),
+		 "{\"run_id\":\"%s\",\"machine\":{\"name\":\"lkp-bdw-ex2\",\"cpu_model\":"
+		 "\"Xeon E7-8890 v4\",\"nr_cpus\":160,\"sockets\":4,\"memory_mb\":262144},"
+		 "\"kernel\":{\"commit\":\"%s\"%s%s%s,\"subject\":\"%s\",\"files\":[\"mm/vmscan.c\"],"
+		 "\"message_id\":\"<patch-%s@example.org>\"},"
+		 "\"test\":{\"suite\":\"vm-scalability\",\"params\":{\"test\":\"lru-file-mmap-read\","
+		 "\"runtime\":\"300s\"}},\"command\":\"./case-lru-file-mmap-read\","
+		 "\"metrics\":{\"vm-scalability.throughput\":[%.0f]}}",
+		 id, sha, parent ? ",\"parent\":\"" : "", parent ? parent : "", parent ? "\"" : "",
+		 !strcmp(sha, CHILD) ? "mm: base LRU balancing on an explicit cost model"
+				     : "mm: a commit",
+		 sha, tput);
+	post("/api/v1/runs", TOKEN_COLLECTOR, body);
+}
+
+static void post_pair(void)
+{
+	static const double p[] = {20717269, 20650000, 20790000, 20711807};
+	static const double c[] = {18336098, 18300000, 18390000, 18318294};
+	char id[32];
+	for (int i = 0; i < 4; i++) {
+		snprintf(id, sizeof(id), "p%d", i);
+		post_run(id, PARENT, NULL, p[i]);
+		snprintf(id, sizeof(id), "c%d", i);
+		post_run(id, CHILD, PARENT, c[i]);
+	}
+}
+
+static void wait_mail(int want, int seconds)
+{
+	for (int i = 0; i < seconds * 10 && maildir_count(maildir) < want; i++)
+		usleep(100000);
+	cr_assert_eq(maildir_count(maildir), want, "messages delivered: %d, want %d",
+		     maildir_count(maildir), want);
+}
+
+/* The value of header name in msg (malloc'd), or NULL. */
+static char *header(const char *msg, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = msg; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		if (*p == '\r' || *p == '\n')
+			return NULL; /* end of headers */
+		if (!strncasecmp(p, name, n) && p[n] == ':') {
+			const char *v = p + n + 1;
+			while (*v == ' ')
+				v++;
+			return strndup(v, strcspn(v, "\r\n"));
+		}
+	}
+	return NULL;
+}
+
+Test(alerts, one_message_per_regression_with_followup_and_unsubscribe)
+{
+	char *msg, *h, *unsub;
+	struct resp r;
+
+	start(0, NULL);
+	subscribe("{\"email\":\"mm-review@example.org\",\"suite\":\"vm-scalability\","
+		  "\"metric\":\"vm-scalability.*\",\"files\":[\"mm/vmscan.c\",\"mm/swap.c\"],"
+		  "\"min_change_pct\":2,\"verdicts\":[\"regression\"],\"delivery\":\"immediate\"}");
+	subscribe("{\"email\":\"ycsb@example.org\",\"suite\":\"ycsb\"}");
+	subscribe("{\"email\":\"files@example.org\",\"files\":[\"mm/memcontrol.c\"]}");
+	post_pair();
+	wait_mail(1, 20);
+	sleep(2);
+	cr_expect_eq(maildir_count(maildir), 1, "exactly one message");
+	msg = maildir_read(maildir, 0);
+	h = header(msg, "Subject");
+	cr_expect_str_eq(h, "[kperf] 1431d4d11abb mm: base LRU balancing on an explicit cost "
+			    "model: vm-scalability.throughput -11.5% regression");
+	free(h);
+	h = header(msg, "To");
+	cr_expect_str_eq(h, "mm-review@example.org");
+	free(h);
+	h = header(msg, "From");
+	cr_expect_str_eq(h, "kperf <kperf@kperf.test>");
+	free(h);
+	h = header(msg, "In-Reply-To");
+	cr_expect_str_eq(h, "<patch-" CHILD "@example.org>", "replies to the patch mail");
+	free(h);
+	h = header(msg, "Message-ID");
+	cr_expect(h && !strncmp(h, "<kperf.alert.", 13) && strstr(h, "@kperf.test>"), "%s", h);
+	free(h);
+	h = header(msg, "Date");
+	cr_expect(h && strstr(h, " +0000"), "%s", h);
+	free(h);
+	cr_expect(strstr(msg, "commit: " CHILD " (\"mm: base LRU balancing") != NULL, "%s", msg);
+	cr_expect(strstr(msg, "on test machine: lkp-bdw-ex2: 160 threads 4 sockets Xeon "
+			      "E7-8890 v4 with 256G memory") != NULL,
+		  "%s", msg);
+	cr_expect(strstr(msg, "\ttest: lru-file-mmap-read") != NULL);
+	cr_expect(strstr(msg, "95% confidence interval of the change (Welch): [-11.9") != NULL,
+		  "%s", msg);
+	/* the LKP table row, as LKP prints it */
+	cr_expect(strstr(msg, "-11.5%   18336098        vm-scalability.throughput") != NULL, "%s",
+		  msg);
+	cr_expect(strstr(msg, "kperf-collect run --suite vm-scalability") != NULL);
+	cr_expect(strstr(msg, "-- ./case-lru-file-mmap-read") != NULL);
+	cr_expect(strstr(msg, "Reported-by: kperf <kperf@kperf.test>") != NULL);
+	cr_expect(strstr(msg, "Compare: http://kperf.test/compare?base=" PARENT "&target=" CHILD) !=
+		  NULL);
+	cr_expect(strstr(msg, "Triage:  http://kperf.test/regressions/") != NULL);
+	unsub = header(msg, "List-Unsubscribe");
+	cr_assert(unsub && !strncmp(unsub, "<http://kperf.test/api/v1/unsubscribe?s=", 40), "%s",
+		  unsub);
+	free(msg);
+
+	/* a later fix undoes it: a short follow-up in the same thread */
+	for (int i = 0; i < 3; i++) {
+		char id[32];
+		snprintf(id, sizeof(id), "f%d", i);
+		post_run(id, FIX, CHILD, 20700000 + 10000 * i);
+	}
+	wait_mail(2, 20);
+	msg = maildir_read(maildir, 1);
+	h = header(msg, "Subject");
+	cr_expect(strstr(h, "recovered") != NULL, "%s", h);
+	free(h);
+	h = header(msg, "In-Reply-To");
+	cr_expect_str_eq(h, "<patch-" CHILD "@example.org>");
+	free(h);
+	cr_expect(strstr(msg, "was undone") && strstr(msg, "by commit ffff1631f313:"), "%s", msg);
+	free(msg);
+
+	/* the unsubscribe link works without logging in; a forged one does not */
+	unsub[strlen(unsub) - 1] = '\0';
+	http_get(&K, unsub + 1 + strlen("http://kperf.test"), &r);
+	cr_expect_eq(r.status, 200, "%s", r.body);
+	resp_release(&r);
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM subscription WHERE email ="
+				       " 'mm-review@example.org' AND unsubscribed_at IS NOT NULL"),
+		     1);
+	unsub[strlen(unsub) - 2] ^= 1;
+	http_get(&K, unsub + 1 + strlen("http://kperf.test"), &r);
+	cr_expect_eq(r.status, 403);
+	resp_release(&r);
+	free(unsub);
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM alert WHERE state = 'sent'"), 2);
+}
+
+Test(alerts, subscriptions_need_admin_and_valid_fields)
+{
+	struct resp r;
+	static const char *const bad[][2] = {
+		{"{\"email\":\"nobody\"}", "email"},
+		{"{\"email\":\"a@b.org\",\"focus\":\"numa\"}", "focus"},
+		{"{\"email\":\"a@b.org\",\"delivery\":\"weekly\"}", "delivery"},
+		{"{\"email\":\"a@b.org\",\"verdicts\":[\"noise\"]}", "verdicts[0]"},
+		{"{\"email\":\"a@b.org\",\"files\":[1]}", "files[0]"},
+		{"{\"email\":\"a@b.org\",\"min_change_pct\":-1}", "min_change_pct"},
+	};
+
+	start(0, NULL);
+	http_post_json(&K, "/api/v1/subscriptions", TOKEN_COLLECTOR, "{\"email\":\"a@b.org\"}", &r);
+	cr_expect_eq(r.status, 403);
+	resp_release(&r);
+	http_get(&K, "/api/v1/subscriptions", &r);
+	cr_expect_eq(r.status, 401);
+	resp_release(&r);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		json_t *j;
+		http_post_json(&K, "/api/v1/subscriptions", TOKEN_ADMIN, bad[i][0], &r);
+		cr_expect_eq(r.status, 400, "%s", bad[i][0]);
+		j = resp_json(&r);
+		cr_expect_str_eq(json_string_value(json_object_get(j, "field")), bad[i][1]);
+		json_decref(j);
+		resp_release(&r);
+	}
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM subscription"), 0);
+	http_get(&K, "/healthz", &r);
+	cr_expect(strstr(r.body, "\"mail\":\"configured\"") != NULL, "%s", r.body);
+	resp_release(&r);
+}
+
+Test(alerts, smtp_down_then_back)
+{
+	start(1, NULL);
+	subscribe("{\"email\":\"mm-review@example.org\"}");
+	post_pair();
+	/* the server is away: the message waits and is retried */
+	for (int i = 0; i < 100; i++) {
+		if (harness_count(&K, "SELECT count(*) FROM alert WHERE attempts >= 2"
+				      " AND last_error IS NOT NULL AND state = 'pending'") == 1)
+			break;
+		usleep(100000);
+	}
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM alert WHERE attempts >= 2"
+				       " AND last_error IS NOT NULL AND state = 'pending'"),
+		     1);
+	smtp_pid = smtp_start(&smtp_port, maildir);
+	wait_mail(1, 30);
+	sleep(2);
+	cr_expect_eq(maildir_count(maildir), 1);
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM alert WHERE state = 'sent'"), 1);
+}
+
+Test(alerts, restart_between_enqueue_and_send)
+{
+	start(0, "KPERF_ALERT_SETTLE_S=4");
+	subscribe("{\"email\":\"mm-review@example.org\"}");
+	post_pair();
+	for (int i = 0; i < 100 && !harness_count(&K, "SELECT count(*) FROM alert"); i++)
+		usleep(100000);
+	cr_assert_eq(harness_count(&K, "SELECT count(*) FROM alert WHERE state = 'pending'"), 1);
+	kperfd_kill(&K);
+	kperfd_restart(&K);
+	wait_mail(1, 30);
+	sleep(2);
+	cr_expect_eq(maildir_count(maildir), 1);
+}
+
+Test(alerts, two_kperfd_on_one_database_send_once)
+{
+	struct kperfd k2;
+
+	start(0, "KPERF_ALERT_SETTLE_S=2");
+	k2 = K;
+	snprintf(k2.dir, sizeof(k2.dir), "%.200s-2", K.dir);
+	snprintf(k2.log, sizeof(k2.log), "%s/kperfd.log", k2.dir);
+	mkdir(k2.dir, 0755);
+	kperfd_restart(&k2);
+	subscribe("{\"email\":\"a@example.org\"}");
+	subscribe("{\"email\":\"b@example.org\",\"metric\":\"vm-scalability.throughput\"}");
+	post_pair();
+	wait_mail(2, 30);
+	sleep(3);
+	cr_expect_eq(maildir_count(maildir), 2, "one message per subscriber");
+	kperfd_kill(&k2);
+}
+
+Test(alerts, daily_digest_at_the_day_boundary)
+{
+	char *msg, *h;
+
+	start(0, NULL);
+	subscribe("{\"email\":\"digest@example.org\",\"delivery\":\"daily\"}");
+	post_pair();
+	for (int i = 0; i < 100 && !harness_count(&K, "SELECT count(*) FROM alert"); i++)
+		usleep(100000);
+	cr_assert_eq(harness_count(&K, "SELECT count(*) FROM alert WHERE kind = 'digest' AND"
+				       " due_at = (date_trunc('day', now() AT TIME ZONE 'UTC')"
+				       " + interval '1 day') AT TIME ZONE 'UTC'"),
+		     1, "one digest, due at the next UTC midnight");
+	sleep(2);
+	cr_expect_eq(maildir_count(maildir), 0, "nothing before the day ends");
+	/* the clock reaches midnight */
+	{
+		PGconn *c = harness_db(&K);
+		PQclear(PQexec(c, "UPDATE alert SET due_at = now()"));
+		PQfinish(c);
+	}
+	wait_mail(1, 20);
+	msg = maildir_read(maildir, 0);
+	h = header(msg, "Subject");
+	cr_expect_str_eq(h, "[kperf] daily digest: 1 change, 1 regression");
+	free(h);
+	cr_expect(strstr(msg, "vm-scalability.throughput -11.5% regression") != NULL, "%s", msg);
+	free(msg);
+}

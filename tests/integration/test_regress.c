@@ -1,0 +1,390 @@
+/*
+ * test_regress.c - per-commit decisions made by kperfd's worker: the LKP
+ * seed's -11.5% regression, noise, series bases, re-decisions, triage,
+ * recovered_by, invalid runs, and change points in a trend.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static struct kperfd K;
+
+static void setup(void)
+{
+	kperfd_start(&K, NULL);
+}
+
+static void teardown(void)
+{
+	kperfd_stop(&K);
+}
+
+TestSuite(regress, .init = setup, .fini = teardown, .timeout = 180);
+
+#define PARENT "a4fe1631f313f75c9d8f4b5e0e9cba1c1bd1d68e"
+#define CHILD "1431d4d11abb265e79cd44bed2f5ea93f1bcc57b"
+
+static void post_run(const char *run_id, const char *sha, const char *parent, const char *series,
+		     double tput, double elapsed, double pgfault)
+{
+	char body[2048], kernel[512];
+	struct resp r;
+
+	snprintf(kernel, sizeof(kernel), "{\"commit\":\"%s\"%s%s%s%s%s}", sha,
+		 parent ? ",\"parent\":\"" : "", parent ? parent : "", parent ? "\"" : "",
+		 series ? ",\"series\":" : "", series ? series : "");
+	snprintf(body, sizeof(body),
+		 "{\"run_id\":\"%s\",\"machine\":{\"name\":\"lkp-bdw-ex2\"},\"kernel\":%s,"
+		 "\"test\":{\"suite\":\"vm-scalability\",\"params\":{\"test\":\"lru-file-mmap-read\"}},"
+		 "\"metrics\":{\"vm-scalability.throughput\":[%.0f],"
+		 "\"vm-scalability.time.elapsed_time\":[%.2f],\"proc-vmstat.pgfault\":[%.0f]}}",
+		 run_id, kernel, tput, elapsed, pgfault);
+	http_post_json(&K, "/api/v1/runs", TOKEN_COLLECTOR, body, &r);
+	cr_assert_eq(r.status, 201, "%s: %ld %s", run_id, r.status, r.body);
+	resp_release(&r);
+}
+
+/* The worker decides within a second or so: wait until the queue is empty. */
+static void settle(void)
+{
+	for (int i = 0; i < 200; i++) {
+		if (harness_count(&K, "SELECT count(*) FROM decision_queue") == 0)
+			return;
+		usleep(50000);
+	}
+	cr_assert_fail("decisions not made within 10 s");
+}
+
+static json_t *get_json(const char *path, long want)
+{
+	struct resp r;
+	json_t *j;
+	http_get(&K, path, &r);
+	cr_assert_eq(r.status, want, "%s: %ld %s", path, r.status, r.body);
+	j = resp_json(&r);
+	resp_release(&r);
+	return j;
+}
+
+static json_t *find_item(json_t *list, const char *metric, const char *commit)
+{
+	size_t i;
+	json_t *it;
+	json_array_foreach(json_object_get(list, "items"), i, it)
+		if (!strcmp(json_string_value(json_object_get(it, "metric")), metric) &&
+		    (!commit || !strcmp(json_string_value(json_object_get(it, "commit")), commit)))
+			return it;
+	return NULL;
+}
+
+/* The seed 003 numbers: 20717269 -> 18336098 (-11.5%), elapsed 376.47 -> 407.78. */
+static const double parent_tput[] = {20717269, 20650000, 20790000, 20711807};
+static const double child_tput[] = {18336098, 18300000, 18390000, 18318294};
+
+static const double jitter[] = {-0.1, 0.1, 0, 0};
+
+static void post_seed_pair(void)
+{
+	for (int i = 0; i < 4; i++) {
+		char id[32];
+		snprintf(id, sizeof(id), "p%d", i);
+		post_run(id, PARENT, NULL, NULL, parent_tput[i], 376.47 + jitter[i], 1000000 + 9 * i);
+		snprintf(id, sizeof(id), "c%d", i);
+		post_run(id, CHILD, PARENT, NULL, child_tput[i], 407.78 + jitter[i], 1000004 + 7 * i);
+	}
+	settle();
+}
+
+Test(regress, lkp_seed_regression)
+{
+	json_t *j, *it;
+	char buf[32];
+
+	post_seed_pair();
+	j = get_json("/api/v1/regressions", 200);
+	it = find_item(j, "vm-scalability.throughput", CHILD);
+	cr_assert_not_null(it, "no decision on throughput");
+	cr_expect_str_eq(json_string_value(json_object_get(it, "verdict")), "regression");
+	snprintf(buf, sizeof(buf), "%.1f", json_number_value(json_object_get(it, "change_pct")));
+	cr_expect_str_eq(buf, "-11.5");
+	cr_expect_str_eq(json_string_value(json_object_get(it, "base_commit")), PARENT);
+	cr_expect_str_eq(json_string_value(json_object_get(it, "base_kind")), "parent");
+	cr_expect_str_eq(json_string_value(json_object_get(it, "state")), "new");
+	cr_expect(json_is_true(json_object_get(it, "lkp_changed")));
+	cr_expect(json_is_true(json_object_get(it, "kpi")));
+	cr_expect_eq(json_number_value(json_object_get(json_object_get(it, "base"), "n")), 4);
+	cr_expect_lt(json_number_value(json_object_get(json_object_get(it, "welch"), "p_value")),
+		     1e-6);
+	/* the KPI regression ranks first */
+	cr_expect_str_eq(json_string_value(json_object_get(
+				 json_array_get(json_object_get(j, "items"), 0), "metric")),
+			 "vm-scalability.throughput");
+	/* elapsed time rose 8.3%: lower is better, so a regression too */
+	it = find_item(j, "vm-scalability.time.elapsed_time", CHILD);
+	cr_assert_not_null(it);
+	cr_expect_str_eq(json_string_value(json_object_get(it, "verdict")), "regression");
+	snprintf(buf, sizeof(buf), "%.1f", json_number_value(json_object_get(it, "change_pct")));
+	cr_expect_str_eq(buf, "8.3");
+	/* pgfault moved by 0.0005%: not listed (noise), but stored */
+	cr_expect_null(find_item(j, "proc-vmstat.pgfault", NULL));
+	json_decref(j);
+	j = get_json("/api/v1/regressions?verdict=noise", 200);
+	cr_expect_not_null(find_item(j, "proc-vmstat.pgfault", CHILD));
+	json_decref(j);
+	/* one decision per key and commit pair */
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM decision"), 3);
+	/* the parent has no known parent: no decision of its own */
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM decision d JOIN commits c ON"
+				       " c.id = d.commit_id WHERE c.sha = '" PARENT "'"),
+		     0);
+}
+
+Test(regress, noise_only_data_is_noise)
+{
+	json_t *j;
+
+	for (int i = 0; i < 4; i++) {
+		char id[32];
+		snprintf(id, sizeof(id), "p%d", i);
+		post_run(id, PARENT, NULL, NULL, parent_tput[i], 376.47 + 0.1 * i, 1000000 + 9 * i);
+		snprintf(id, sizeof(id), "c%d", i);
+		post_run(id, CHILD, PARENT, NULL, parent_tput[3 - i] * 1.0003, 376.5 - 0.1 * i,
+			 1000004 + 7 * i);
+	}
+	settle();
+	j = get_json("/api/v1/regressions", 200);
+	cr_expect_eq(json_number_value(json_object_get(j, "total")), 0, "%s", json_dumps(j, 0));
+	json_decref(j);
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM decision WHERE verdict = 'noise'"), 3);
+}
+
+Test(regress, redecided_in_place_and_triage_needs_admin)
+{
+	json_t *j, *it;
+	struct resp r;
+	char path[128];
+	long id, runs_before;
+
+	post_seed_pair();
+	j = get_json("/api/v1/regressions?suite=vm-scalability&machine=lkp-bdw-ex2", 200);
+	it = find_item(j, "vm-scalability.throughput", CHILD);
+	cr_assert_not_null(it);
+	id = (long)json_number_value(json_object_get(it, "id"));
+	runs_before = (long)json_number_value(json_object_get(json_object_get(it, "target"), "runs"));
+	json_decref(j);
+	cr_expect_eq(runs_before, 4);
+
+	/* a fifth child run: the same decision, updated */
+	post_run("c4", CHILD, PARENT, NULL, 18350000, 407.0, 1000001);
+	settle();
+	snprintf(path, sizeof(path), "/api/v1/regressions/%ld", id);
+	j = get_json(path, 200);
+	cr_expect_eq(json_number_value(json_object_get(json_object_get(j, "target"), "runs")), 5);
+	cr_expect_eq(json_array_size(json_object_get(j, "target_samples")), 5);
+	cr_expect_eq(json_array_size(json_object_get(j, "base_samples")), 4);
+	cr_expect_eq(json_number_value(json_array_get(json_object_get(j, "base_samples"), 0)),
+		     parent_tput[0]);
+	json_decref(j);
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM decision"), 3);
+
+	/* triage: collector token 403, admin 200, bad state 400 */
+	http_post_json(&K, path, TOKEN_COLLECTOR, "{\"state\":\"acknowledged\"}", &r);
+	cr_expect_eq(r.status, 403);
+	resp_release(&r);
+	http_post_json(&K, path, TOKEN_ADMIN, "{\"state\":\"maybe\"}", &r);
+	cr_expect_eq(r.status, 400);
+	resp_release(&r);
+	http_post_json(&K, path, TOKEN_ADMIN,
+		       "{\"state\":\"acknowledged\",\"note\":\"known: LRU cost model\"}", &r);
+	cr_expect_eq(r.status, 200, "%s", r.body);
+	j = resp_json(&r);
+	cr_expect_str_eq(json_string_value(json_object_get(j, "state")), "acknowledged");
+	cr_expect_str_eq(json_string_value(json_object_get(j, "note")), "known: LRU cost model");
+	json_decref(j);
+	resp_release(&r);
+	j = get_json("/api/v1/regressions?state=acknowledged", 200);
+	cr_expect_eq(json_number_value(json_object_get(j, "total")), 1);
+	json_decref(j);
+	j = get_json("/api/v1/regressions/999999", 404);
+	json_decref(j);
+
+	/* an admin marks a child run invalid: kept, excluded, decision redone */
+	http_call(&K, "DELETE", "/api/v1/runs/c4", TOKEN_COLLECTOR, NULL, NULL, 0, &r);
+	cr_expect_eq(r.status, 403);
+	resp_release(&r);
+	http_call(&K, "DELETE", "/api/v1/runs/c4", TOKEN_ADMIN, NULL, NULL, 0, &r);
+	cr_expect_eq(r.status, 200, "%s", r.body);
+	resp_release(&r);
+	settle();
+	j = get_json(path, 200);
+	cr_expect_eq(json_number_value(json_object_get(json_object_get(j, "target"), "runs")), 4);
+	json_decref(j);
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM run WHERE NOT valid"), 1);
+}
+
+Test(regress, list_parameters)
+{
+	static const char *const bad[][2] = {
+		{"/api/v1/regressions?limit=0", "limit"},
+		{"/api/v1/regressions?offset=x", "offset"},
+		{"/api/v1/regressions?state=open", "state"},
+		{"/api/v1/regressions?verdict=bad", "verdict"},
+		{"/api/v1/regressions?since=yesterday", "since"},
+		{"/api/v1/regressions?focus=numa", "focus"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		json_t *j = get_json(bad[i][0], 400);
+		cr_expect_str_eq(json_string_value(json_object_get(j, "field")), bad[i][1], "%s",
+				 bad[i][0]);
+		json_decref(j);
+	}
+	post_seed_pair();
+	{
+		json_t *j = get_json("/api/v1/regressions?since=2000-01-01T00:00:00Z&limit=1", 200);
+		cr_expect_eq(json_number_value(json_object_get(j, "total")), 2);
+		cr_expect_eq(json_array_size(json_object_get(j, "items")), 1);
+		json_decref(j);
+		j = get_json("/api/v1/regressions?since=2999-01-01T00:00:00Z", 200);
+		cr_expect_eq(json_number_value(json_object_get(j, "total")), 0);
+		json_decref(j);
+		j = get_json("/api/v1/regressions?focus=lru_lock", 200);
+		cr_expect_eq(json_number_value(json_object_get(j, "total")), 0);
+		json_decref(j);
+	}
+}
+
+#define BASE "cccccccccccccccccccccccccccccccccccccc00"
+#define P1 "cccccccccccccccccccccccccccccccccccccc01"
+#define P2 "cccccccccccccccccccccccccccccccccccccc02"
+#define P3 "cccccccccccccccccccccccccccccccccccccc03"
+#define FIX "cccccccccccccccccccccccccccccccccccccc04"
+
+Test(regress, series_base_and_recovery)
+{
+	json_t *j, *it;
+
+	/* base, then a 3-patch series on it; patch 2 costs 10%, patch 3 is neutral */
+	for (int i = 0; i < 3; i++) {
+		char id[32];
+		snprintf(id, sizeof(id), "b%d", i);
+		post_run(id, BASE, NULL, NULL, 1000 + i, 100, 500);
+		snprintf(id, sizeof(id), "s1-%d", i);
+		post_run(id, P1, BASE, "\"lru v1\"", 1001 + i, 100, 500);
+		snprintf(id, sizeof(id), "s2-%d", i);
+		post_run(id, P2, P1, "\"lru v1\"", 900 + i, 100, 500);
+		snprintf(id, sizeof(id), "s3-%d", i);
+		post_run(id, P3, P2, "\"lru v1\"", 901 + i, 100, 500);
+	}
+	settle();
+	j = get_json("/api/v1/regressions?series=lru", 200);
+	/* every patch of the series is judged against the series base */
+	it = find_item(j, "vm-scalability.throughput", P3);
+	cr_assert_not_null(it, "%s", json_dumps(j, 0));
+	cr_expect_str_eq(json_string_value(json_object_get(it, "base_commit")), BASE);
+	cr_expect_str_eq(json_string_value(json_object_get(it, "base_kind")), "series_base");
+	cr_expect_str_eq(json_string_value(json_object_get(it, "verdict")), "regression");
+	cr_expect_not_null(find_item(j, "vm-scalability.throughput", P2));
+	cr_expect_null(find_item(j, "vm-scalability.throughput", P1), "P1 is at the base level");
+	json_decref(j);
+
+	/* the series page's data: patches in order against the base, with KPIs */
+	j = get_json("/api/v1/series/lru", 200);
+	{
+		json_t *ver = json_array_get(json_object_get(j, "versions"), 0);
+		json_t *patches = json_object_get(ver, "patches");
+		json_t *kpis;
+		cr_expect_str_eq(json_string_value(json_object_get(ver, "series")), "lru v1");
+		cr_expect_str_eq(json_string_value(json_object_get(json_object_get(ver, "base"),
+								   "commit")),
+				 BASE);
+		cr_assert_eq(json_array_size(patches), 3);
+		cr_expect_str_eq(json_string_value(json_object_get(json_array_get(patches, 0),
+								   "commit")),
+				 P1);
+		kpis = json_object_get(json_array_get(patches, 1), "kpis");
+		cr_expect_eq(json_array_size(kpis), 2, "throughput and elapsed time");
+		cr_expect_str_eq(json_string_value(json_object_get(json_array_get(kpis, 0), "metric")),
+				 "vm-scalability.throughput");
+		cr_expect_str_eq(json_string_value(json_object_get(json_array_get(kpis, 0), "verdict")),
+				 "regression");
+		cr_expect(json_is_null(json_object_get(ver, "vs_previous")));
+	}
+	json_decref(j);
+	j = get_json("/api/v1/series", 200);
+	cr_expect_eq(json_number_value(json_object_get(j, "total")), 1);
+	json_decref(j);
+	j = get_json("/api/v1/series/nothing", 404);
+	json_decref(j);
+
+	/* a later fix on top of the series brings throughput back */
+	for (int i = 0; i < 3; i++) {
+		char id[32];
+		snprintf(id, sizeof(id), "f%d", i);
+		post_run(id, FIX, P3, NULL, 999 + i, 100, 500);
+	}
+	settle();
+	j = get_json("/api/v1/regressions?series=lru%20v1", 200);
+	it = find_item(j, "vm-scalability.throughput", P3);
+	cr_assert_not_null(it);
+	cr_expect_str_eq(json_string_value(json_object_get(it, "recovered_by")), FIX);
+	cr_expect_str_eq(json_string_value(json_object_get(it, "state")), "new",
+			 "triage state is left to people");
+	json_decref(j);
+}
+
+Test(regress, change_points_in_a_trend)
+{
+	char sha[41], parent[41];
+	json_t *j, *series, *cps;
+	/* 12 commits in a chain, 3 runs each; a 5% step at commit 6 in 1% noise */
+	static const double noise[3] = {-0.01, 0.0, 0.01};
+
+	for (int k = 0; k < 12; k++) {
+		snprintf(sha, sizeof(sha), "dddddddddddddddddddddddddddddddddddddd%02d", k);
+		snprintf(parent, sizeof(parent), "dddddddddddddddddddddddddddddddddddddd%02d", k - 1);
+		for (int i = 0; i < 3; i++) {
+			char id[32];
+			double level = k >= 6 ? 950 : 1000;
+			snprintf(id, sizeof(id), "t%d-%d", k, i);
+			post_run(id, sha, k ? parent : NULL, NULL,
+				 level * (1 + noise[(i + k) % 3]), 100, 500);
+		}
+	}
+	settle();
+	j = get_json("/api/v1/trend?machine=lkp-bdw-ex2&suite=vm-scalability&metric="
+		     "vm-scalability.throughput",
+		     200);
+	series = json_array_get(json_object_get(j, "series"), 0);
+	cr_assert_eq(json_array_size(json_object_get(series, "points")), 12);
+	cr_expect_str_eq(json_string_value(json_object_get(
+				 json_array_get(json_object_get(series, "points"), 0), "commit")),
+			 "dddddddddddddddddddddddddddddddddddddd00");
+	cr_expect_eq(json_array_size(json_object_get(
+			     json_array_get(json_object_get(series, "points"), 11), "samples")),
+		     3);
+	cps = json_object_get(series, "change_points");
+	cr_assert_eq(json_array_size(cps), 1, "%s", json_dumps(cps, 0));
+	cr_expect_str_eq(json_string_value(json_object_get(json_array_get(cps, 0), "commit")),
+			 "dddddddddddddddddddddddddddddddddddddd06");
+	cr_expect_lt(json_number_value(json_object_get(json_array_get(cps, 0), "shift_pct")), -4);
+	/* the step commit's own decision is a regression */
+	cr_expect_geq(json_array_size(json_object_get(series, "decisions")), 1);
+	json_decref(j);
+	/* the flat elapsed time has no change point */
+	j = get_json("/api/v1/trend?machine=lkp-bdw-ex2&suite=vm-scalability&metric="
+		     "vm-scalability.time.elapsed_time&params=test=lru-file-mmap-read",
+		     200);
+	series = json_array_get(json_object_get(j, "series"), 0);
+	cr_expect_eq(json_array_size(json_object_get(series, "change_points")), 0);
+	json_decref(j);
+	j = get_json("/api/v1/trend?machine=lkp-bdw-ex2&suite=vm-scalability", 400);
+	cr_expect_str_eq(json_string_value(json_object_get(j, "field")), "metric");
+	json_decref(j);
+	j = get_json("/api/v1/trend?machine=lkp-bdw-ex2&suite=vm-scalability&metric=nothing", 404);
+	json_decref(j);
+}
