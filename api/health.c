@@ -7,6 +7,7 @@
 #include "../server/counters.h"
 #include "../server/db.h"
 #include "../server/mailer.h"
+#include "../server/route.h"
 #include "api.h"
 
 void api_healthz(struct request *rq, struct reply *rp)
@@ -61,4 +62,59 @@ void api_prometheus(struct request *rq, struct reply *rp)
 		   (double)counters.request_us_total / 1e6, (unsigned long)counters.runs_created,
 		   (unsigned long)counters.runs_repeated, (unsigned long)counters.samples_created,
 		   (unsigned long)counters.db_unavailable);
+	buf_puts(b, "# HELP kperf_route_requests_total Requests by route and status class.\n"
+		    "# TYPE kperf_route_requests_total counter\n");
+	for (int r = 0; routes[r].method && r < COUNTERS_ROUTES; r++)
+		for (int k = 1; k < 6; k++)
+			if (counters.route_requests[r][k])
+				buf_printf(b,
+					   "kperf_route_requests_total{method=\"%s\",route=\"%s\","
+					   "class=\"%dxx\"} %lu\n",
+					   routes[r].method, routes[r].path, k,
+					   (unsigned long)counters.route_requests[r][k]);
+	buf_puts(b, "# HELP kperf_http_request_duration_seconds Request latency.\n"
+		    "# TYPE kperf_http_request_duration_seconds histogram\n");
+	{
+		unsigned long cum = 0;
+		for (int i = 0; i < COUNTERS_BUCKETS; i++) {
+			cum += counters.latency_bucket[i];
+			if (counters_bucket_us[i] < 0)
+				buf_printf(b, "kperf_http_request_duration_seconds_bucket{le=\"+Inf\"} %lu\n",
+					   cum);
+			else
+				buf_printf(b,
+					   "kperf_http_request_duration_seconds_bucket{le=\"%g\"} %lu\n",
+					   counters_bucket_us[i] / 1e6, cum);
+		}
+		buf_printf(b, "kperf_http_request_duration_seconds_sum %.6f\n"
+			      "kperf_http_request_duration_seconds_count %lu\n",
+			   (double)counters.request_us_total / 1e6, cum);
+	}
+	buf_printf(b,
+		   "# HELP kperf_decisions_total Per-commit decisions made (or redone).\n"
+		   "# TYPE kperf_decisions_total counter\nkperf_decisions_total %lu\n"
+		   "# HELP kperf_alerts_sent_total Alert mails accepted by the SMTP server.\n"
+		   "# TYPE kperf_alerts_sent_total counter\nkperf_alerts_sent_total %lu\n"
+		   "# HELP kperf_alerts_failed_total Alert deliveries that failed (retried).\n"
+		   "# TYPE kperf_alerts_failed_total counter\nkperf_alerts_failed_total %lu\n"
+		   "# HELP kperf_db_connects_total Database connections opened (reconnects).\n"
+		   "# TYPE kperf_db_connects_total counter\nkperf_db_connects_total %lu\n",
+		   (unsigned long)counters.decisions_made, (unsigned long)counters.alerts_sent,
+		   (unsigned long)counters.alerts_failed, (unsigned long)counters.db_connects);
+	/* queue depths live in the database, shared by every kperfd */
+	{
+		PGconn *c = db_get();
+		PGresult *r = c ? db_exec(c,
+					  "SELECT 'outbox', state, count(*) FROM alert GROUP BY state"
+					  " UNION ALL SELECT 'decisions', 'queued', count(*)"
+					  " FROM decision_queue",
+					  0, NULL)
+				: NULL;
+		buf_puts(b, "# HELP kperf_queue_depth Outbox messages by state, queued decisions.\n"
+			    "# TYPE kperf_queue_depth gauge\n");
+		for (int i = 0; r && db_ok(r) && i < PQntuples(r); i++)
+			buf_printf(b, "kperf_queue_depth{queue=\"%s\",state=\"%s\"} %s\n",
+				   PQgetvalue(r, i, 0), PQgetvalue(r, i, 1), PQgetvalue(r, i, 2));
+		PQclear(r);
+	}
 }

@@ -153,8 +153,18 @@ static const char SQL_ONE[] =
 	"   AND r.test_id = d.test_id AND r.variant_id = d.variant_id AND r.valid),"
 	" 'target_runs', (SELECT coalesce(jsonb_agg(r.run_id ORDER BY r.id), '[]') FROM run r"
 	"   WHERE r.commit_id = d.commit_id AND r.machine_id = d.machine_id"
-	"   AND r.test_id = d.test_id AND r.variant_id = d.variant_id AND r.valid)))::text"
+	"   AND r.test_id = d.test_id AND r.variant_id = d.variant_id AND r.valid),"
+	" 'history', (SELECT coalesce(jsonb_agg(jsonb_build_object('state', e.state, 'note',"
+	"   e.note, 'by', e.token_name, 'at', e.at) ORDER BY e.id), '[]') FROM decision_event e"
+	"   WHERE e.decision_id = d.id)))::text"
 	DECISION_FROM " WHERE d.id = $1";
+
+/* The change and its entry in the decision's history, in one statement. */
+static const char SQL_TRIAGE[] =
+	"WITH u AS (UPDATE decision SET state = $2, note = coalesce($3, note), updated_at = now()"
+	"  WHERE id = $1 RETURNING id)"
+	" INSERT INTO decision_event (decision_id, state, note, token_name)"
+	" SELECT u.id, $2, $3, (SELECT name FROM api_token WHERE id = $4::bigint) FROM u";
 
 static int decision_id(struct request *rq, struct reply *rp, char *id, size_t cap)
 {
@@ -200,13 +210,14 @@ void api_regression_triage(struct request *rq, struct reply *rp)
 	static const char *const states[] = {"new", "acknowledged", "invalid", "fixed", NULL};
 	json_error_t err;
 	json_t *body, *state, *note;
-	const char *params[3];
-	char id[32];
+	const char *params[4];
+	char id[32], token[24];
 	PGconn *c;
 	PGresult *r;
 
 	if (decision_id(rq, rp, id, sizeof(id)))
 		return;
+	snprintf(token, sizeof(token), "%ld", rq->token_id);
 	body = json_loadb(rq->body.data ? rq->body.data : "", rq->body.len,
 			  JSON_REJECT_DUPLICATES, &err);
 	if (!body) {
@@ -233,10 +244,8 @@ void api_regression_triage(struct request *rq, struct reply *rp)
 	params[0] = id;
 	params[1] = json_string_value(state);
 	params[2] = note ? json_string_value(note) : NULL;
-	r = db_exec(c,
-		    "UPDATE decision SET state = $2, note = coalesce($3, note), updated_at = now()"
-		    " WHERE id = $1",
-		    3, params);
+	params[3] = token;
+	r = db_exec(c, SQL_TRIAGE, 4, params);
 	if (!db_ok(r))
 		reply_db_error(rp, c, r, "triaging");
 	else if (!strcmp(PQcmdTuples(r), "0"))

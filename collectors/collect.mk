@@ -1,6 +1,7 @@
-# collect.mk - kperf-collect, the lab-machine collector, and its Criterion
-# tests; included by the top-level Makefile, whose $(BUILD), $(CC), $(CFLAGS)
-# and $(LDFLAGS) (warnings, sanitizers, -MMD) it uses as they are.
+# collect.mk - kperf-collect, the lab-machine collector, the workloads it
+# runs (collectors/workloads/) and its Criterion tests; included by the
+# top-level Makefile, whose $(BUILD), $(CC), $(CFLAGS) and $(LDFLAGS)
+# (warnings, sanitizers, -MMD) it uses as they are.
 
 COLLECT_SRC      := $(wildcard collectors/*.c)
 COLLECT_OBJ      := $(COLLECT_SRC:%.c=$(BUILD)/obj/%.o)
@@ -16,17 +17,27 @@ $(BUILD)/obj/collectors/kernel.o: CFLAGS += -DKPERF_HAVE_ZLIB
 $(BUILD)/obj/tests/collect/test_kernel.o: CFLAGS += -DKPERF_HAVE_ZLIB
 endif
 
+# Workloads: one program per file in collectors/workloads/, none linked
+# into kperf-collect (COLLECT_SRC is collectors/*.c only).
+WORKLOADS        := $(BUILD)/readtwice
+
 .PHONY: install-collect
-all: $(BUILD)/kperf-collect $(BUILD)/tests/collect-tests
+all: $(BUILD)/kperf-collect $(BUILD)/tests/collect-tests $(WORKLOADS)
 
 $(BUILD)/kperf-collect: $(COLLECT_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(COLLECT_LIBS)
 
-$(BUILD)/tests/collect-tests: $(COLLECT_TEST_OBJ) $(COLLECT_LIB_OBJ)
+$(BUILD)/readtwice: $(BUILD)/obj/collectors/workloads/readtwice.o
+	$(CC) $(LDFLAGS) -o $@ $^
+
+# The end-to-end tests run the workloads of the same build (scripts/test.sh
+# builds only the test binary for build-asan/), hence the order-only needs.
+$(BUILD)/tests/collect-tests: $(COLLECT_TEST_OBJ) $(COLLECT_LIB_OBJ) | $(WORKLOADS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion -lpq $(COLLECT_LIBS)
 
 install: install-collect
-install-collect: $(BUILD)/kperf-collect
+install-collect: $(BUILD)/kperf-collect $(WORKLOADS)
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(BUILD)/kperf-collect $(DESTDIR)$(PREFIX)/bin/kperf-collect
+	install -m 755 $(BUILD)/readtwice $(DESTDIR)$(PREFIX)/bin/readtwice

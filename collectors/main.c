@@ -13,6 +13,7 @@
 #include "config.h"
 #include "cutil.h"
 #include "import.h"
+#include "mmtests.h"
 #include "parse.h"
 #include "post.h"
 #include "run.h"
@@ -31,6 +32,7 @@ static const char usage_text[] =
 	"        post the commits of RANGE (first-parent) with parents, files, Message-IDs\n"
 	"  parse --format F [--suite S] [--param k=v]... FILE...   print run JSON\n"
 	"  import --format F [--suite S] [--param k=v]... FILE...  post (or spool) it\n"
+	"        (FILE is a directory for mmtests-* formats: one run per iteration)\n"
 	"  formats               list the output formats\n"
 	"\n"
 	"options (over $KPERF_SERVER, $KPERF_TOKEN, $KPERF_MACHINE, $KPERF_SPOOL and\n"
@@ -263,6 +265,8 @@ static int cmd_formats(void)
 {
 	for (const struct parser *p = parsers; p->format; p++)
 		printf("%-16s %s\n", p->format, p->what);
+	for (const struct dir_format *f = dir_formats; f->format; f++)
+		printf("%-16s %s\n", f->format, f->what);
 	return 0;
 }
 

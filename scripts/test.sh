@@ -46,6 +46,9 @@ fi
 echo "== tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)"
 KPERF_BIN=build-asan/kperfd build-asan/tests/kperf-tests --jobs "$jobs" "$@" 2>&1 | tee "$tmp/asan.out" || status=1
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
+echo "== kperfd under valgrind memcheck (a short burst of requests)"
+scripts/pg.sh createdb "$tmp/pg" "$pgport" kperf_vg
+scripts/valgrind-burst.sh "host=$tmp/pg/sock port=$pgport user=kperf dbname=kperf_vg" "$tmp" || status=1
 echo "== browser tests (tests/e2e, headless Chromium)"
 if [ -x /usr/bin/chromium ] && [ -d node_modules/playwright-core ]; then
 	scripts/pg.sh createdb "$tmp/pg" "$pgport" kperf_e2e

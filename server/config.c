@@ -47,6 +47,8 @@ static const struct setting settings[] = {
 	 "worker threads (0: one per core)"},
 	{"STATIC_DIR", "--static", STR(static_dir), "directory of the dashboard files"},
 	{"PORT_FILE", "--port-file", STR(port_file), "file to write the bound port into"},
+	{"TRUSTED_PROXIES", NULL, STR(trusted_proxies),
+	 "comma list of proxy addresses whose X-Forwarded-For is believed"},
 	{"FLOORS", "--floors", STR(floors),
 	 "verdict floors per metric glob, e.g. perf-profile.*=2pp,lock_stat.*=3%"},
 	{"WORKER", "--worker", NUM(worker, 0, 1), "run the decision worker (1) or not (0)"},

@@ -24,6 +24,7 @@ struct config {
 	long threads;        /* KPERF_THREADS, --threads: 0 = one per core */
 	char *static_dir;    /* KPERF_STATIC_DIR, --static: dashboard files */
 	char *port_file;     /* KPERF_PORT_FILE, --port-file: write the bound port here */
+	char *trusted_proxies; /* KPERF_TRUSTED_PROXIES: peers whose X-Forwarded-For counts */
 	char *floors;        /* KPERF_FLOORS: verdict floor overrides, "glob=2%,glob=1pp" */
 	long worker;         /* KPERF_WORKER: 1 runs the decision worker (default), 0 not */
 	char *bootstrap_token;       /* KPERF_BOOTSTRAP_TOKEN: collector token to ensure */

@@ -5,7 +5,16 @@
 #ifndef KPERF_COUNTERS_H
 #define KPERF_COUNTERS_H
 
+#define COUNTERS_ROUTES 64
+#define COUNTERS_BUCKETS 10 /* request latency histogram, see counters_bucket_us */
+
 struct counters {
+	_Atomic unsigned long route_requests[COUNTERS_ROUTES][6]; /* by route, status class */
+	_Atomic unsigned long latency_bucket[COUNTERS_BUCKETS];   /* cumulative at export */
+	_Atomic unsigned long decisions_made;
+	_Atomic unsigned long alerts_sent;
+	_Atomic unsigned long alerts_failed;
+	_Atomic unsigned long db_connects;
 	_Atomic unsigned long requests_by_class[6]; /* index status / 100 */
 	_Atomic unsigned long request_us_total;
 	_Atomic unsigned long runs_created;
@@ -15,5 +24,8 @@ struct counters {
 };
 
 extern struct counters counters;
+
+/* Upper bounds of the latency buckets in microseconds (the last is +Inf). */
+extern const long counters_bucket_us[COUNTERS_BUCKETS];
 
 #endif

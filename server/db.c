@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "counters.h"
 #include "db.h"
 #include "limits.h"
 #include "util.h"
@@ -90,6 +91,7 @@ PGconn *db_get(void)
 		return NULL;
 	}
 	PQsetNoticeProcessor(tdb.conn, notice_ignore, NULL);
+	counters.db_connects++;
 	pthread_once(&tdb_once, tdb_key_create);
 	pthread_setspecific(tdb_key, &tdb);
 	return tdb.conn;

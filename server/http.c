@@ -21,10 +21,13 @@
 #include "jsonw.h"
 #include "limits.h"
 #include "route.h"
+#include "throttle.h"
 #include "token.h"
 #include "util.h"
 
 struct counters counters;
+const long counters_bucket_us[COUNTERS_BUCKETS] = {1000,   5000,   10000,   25000,  50000,
+						   100000, 250000, 500000, 1000000, -1};
 static struct MHD_Daemon *daemon_handle;
 
 const char *http_query(struct request *rq, const char *key)
@@ -108,6 +111,8 @@ const char *http_error_code(int status)
 		return "too_large";
 	case 415:
 		return "unsupported_media_type";
+	case 429:
+		return "too_many_requests";
 	case 503:
 		return "unavailable";
 	default:
@@ -139,6 +144,8 @@ void reply_error(struct reply *rp, int status, const char *code, const char *fie
 	buf_puts(&rp->body, "}");
 	if (status == 503)
 		rp->retry_after = LIMIT_RETRY_AFTER_S;
+	if (status == 429)
+		rp->retry_after = LIMIT_AUTH_BLOCK_S;
 }
 
 void reply_unavailable(struct reply *rp)
@@ -248,8 +255,8 @@ static int content_length(struct request *rq, int64_t *len)
 	return parse_int64(cl, 0, INT64_MAX, len);
 }
 
-/* Decide authentication: 0 when allowed, else the HTTP status to answer. */
-static int authenticate(struct request *rq, int *db_failed)
+/* The token check itself: 0 when allowed, else the HTTP status. */
+static int authenticate_token(struct request *rq, int *db_failed)
 {
 	const char *h = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
 						    MHD_HTTP_HEADER_AUTHORIZATION);
@@ -282,6 +289,64 @@ static int authenticate(struct request *rq, int *db_failed)
 	return 0;
 }
 
+/* The client's address: the peer, or the last X-Forwarded-For hop when the
+ * peer is a configured proxy. */
+static void client_addr(struct request *rq, char *out, size_t cap)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(rq->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const char *xff;
+
+	snprintf(out, cap, "?");
+	if (ci && ci->client_addr) {
+		const struct sockaddr *sa = ci->client_addr;
+		if (sa->sa_family == AF_INET)
+			inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out,
+				  (socklen_t)cap);
+		else if (sa->sa_family == AF_INET6)
+			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out,
+				  (socklen_t)cap);
+	}
+	if (!cfg.trusted_proxies)
+		return;
+	{
+		size_t n = strlen(out);
+		const char *p = cfg.trusted_proxies;
+		int trusted = 0;
+		while (*p && !trusted) {
+			size_t len = strcspn(p, ", ");
+			trusted = len == n && !strncmp(p, out, n);
+			p += len;
+			p += strspn(p, ", ");
+		}
+		if (!trusted)
+			return;
+	}
+	xff = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "X-Forwarded-For");
+	if (xff && *xff) {
+		const char *last = strrchr(xff, ',');
+		last = last ? last + 1 : xff;
+		while (*last == ' ')
+			last++;
+		snprintf(out, cap, "%.*s", (int)strcspn(last, " "), last);
+	}
+}
+
+/* Decide authentication: 0 when allowed, else the HTTP status to answer. */
+static int authenticate(struct request *rq, int *db_failed)
+{
+	char addr[64];
+	int rc;
+
+	client_addr(rq, addr, sizeof(addr));
+	if (throttle_blocked(addr))
+		return 429;
+	rc = authenticate_token(rq, db_failed);
+	if (rc == 401 || rc == 403)
+		throttle_fail(addr);
+	return rc;
+}
+
 static enum MHD_Result send_early(struct request *rq, int status)
 {
 	switch (status) {
@@ -298,6 +363,8 @@ static enum MHD_Result send_early(struct request *rq, int status)
 		return send_error(rq, 404, "no such resource: %s", rq->path);
 	case 405:
 		return send_error(rq, 405, "method %s is not allowed here", rq->method);
+	case 429:
+		return send_error(rq, 429, "too many failed authentications; retry later");
 	case 503:
 		counters.db_unavailable++;
 		return send_error(rq, 503, "the database is unavailable; retry later");
@@ -396,8 +463,17 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 	if (!rq)
 		return;
 	us = now_us() - rq->t0;
-	if (rq->status >= 100 && rq->status < 600)
+	if (rq->status >= 100 && rq->status < 600) {
 		counters.requests_by_class[rq->status / 100]++;
+		if (rq->route && rq->route - routes < COUNTERS_ROUTES)
+			counters.route_requests[rq->route - routes][rq->status / 100]++;
+	}
+	for (int b = 0; b < COUNTERS_BUCKETS; b++) {
+		if (counters_bucket_us[b] < 0 || us <= counters_bucket_us[b]) {
+			counters.latency_bucket[b]++;
+			break;
+		}
+	}
 	counters.request_us_total += (unsigned long)us;
 	log_info("%s %s %d %zu %ldus%s", rq->method, rq->path, rq->status, rq->bytes, (long)us,
 		 toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " aborted");
@@ -449,7 +525,8 @@ int http_start(void)
 		(uint16_t)cfg.port, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER,
 		on_mhd_error, NULL, MHD_OPTION_SOCK_ADDR, sa,
 		MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)threads, MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned int)LIMIT_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
+		(unsigned int)LIMIT_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+		(unsigned int)LIMIT_CONNECTIONS_PER_IP, MHD_OPTION_CONNECTION_TIMEOUT,
 		(unsigned int)LIMIT_CONNECTION_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 		(size_t)LIMIT_CONNECTION_MEMORY, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
 		MHD_OPTION_END);

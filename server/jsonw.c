@@ -14,7 +14,8 @@ void jsonw_double(struct buf *b, double d)
 	char tmp[40];
 
 	/* Whole numbers read better without an exponent: 160, not 1.6e+02. */
-	if (d == (double)(long long)d && d > -1e17 && d < 1e17) {
+	/* range first: converting a double beyond long long's range is undefined */
+	if (d > -1e17 && d < 1e17 && d == (double)(long long)d) {
 		snprintf(tmp, sizeof(tmp), "%lld", (long long)d);
 		buf_puts(b, tmp);
 		return;

@@ -54,6 +54,9 @@
 #define LIMIT_CONNECTION_MEMORY (64u * 1024u)
 /* Concurrent connections: a lab has tens of collectors and a few browsers. */
 #define LIMIT_CONNECTIONS 256
+/* Concurrent connections from one address: 200 slow clients on other
+ * addresses must not lock out a collector. */
+#define LIMIT_CONNECTIONS_PER_IP 32
 /* Seconds an idle connection stays open. */
 #define LIMIT_CONNECTION_TIMEOUT_S 30
 /* Seconds a client is told to wait when the database is away. */
@@ -62,6 +65,12 @@
 #define LIMIT_DB_CONNECT_TIMEOUT_S 3
 /* Attempts of one transaction that lost a deadlock or serialization race. */
 #define LIMIT_TX_RETRIES 5
+/* Authentication failures from one address within the window, then 429 for
+ * the block time: guessing a 256-bit token is hopeless, but this keeps logs
+ * and the database quiet. */
+#define LIMIT_AUTH_FAILURES 20
+#define LIMIT_AUTH_WINDOW_S 60
+#define LIMIT_AUTH_BLOCK_S 60
 /* Worker threads at most, whatever the core count says. */
 #define LIMIT_THREADS_MAX 64
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "counters.h"
 #include "db.h"
 #include "mailer.h"
 #include "util.h"
@@ -47,10 +48,12 @@ int mailer_step(PGconn *c)
 		return rc == 2 ? 1 : 0;
 	if (smtp_send(&scfg, acfg.from, a.rcpt, a.message, a.len, err, sizeof(err)) == 0) {
 		log_info("alert %s sent to \"%s\"", a.id, a.rcpt);
+		counters.alerts_sent++;
 		rc = alert_mark_sent(c, a.id) ? -1 : 1;
 	} else {
 		log_error("alert %s to \"%s\" not sent (attempt %ld): %s", a.id, a.rcpt, a.attempts,
 			  err);
+		counters.alerts_failed++;
 		rc = alert_mark_failed(c, &acfg, &a, err) ? -1 : 1;
 	}
 	alert_claimed_release(&a);

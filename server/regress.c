@@ -17,6 +17,7 @@
 #include "buf.h"
 #include "changepoint.h"
 #include "compare_load.h"
+#include "counters.h"
 #include "db.h"
 #include "jsonw.h"
 #include "regress.h"
@@ -394,6 +395,7 @@ static int decide_commit(PGconn *c, const struct group *g, const char *commit)
 	params[4] = base_id;
 	params[5] = kind;
 	params[6] = buf_str(&rows);
+	counters.decisions_made += set.nkeys;
 	if (run_sql(c, SQL_UPSERT, 7, params, "storing decisions") ||
 	    mark_recoveries(c, g, commit, &set) ||
 	    alert_enqueue(c, g->machine, g->test, g->variant, commit, alert_settle_s))

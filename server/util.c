@@ -68,6 +68,9 @@ void die(const char *fmt, ...)
 }
 
 static void log_line(const char *level, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+
+static void log_line(const char *level, const char *fmt, va_list ap)
 {
 	char msg[2048];
 	char stamp[32];

@@ -90,7 +90,10 @@ async function render(d, message) {
       ['last change', fmtDate(d.updated_at)],
       ['state now', el('span', { class: 'badge state' }, d.state)],
       ['note', d.note || '–'],
-    ]), el('p', { class: 'muted small' }, 'kperf keeps the current state and note with their times; earlier states are not kept.')),
+    ]), (d.history || []).length
+      ? el('ol', { class: 'plain history' }, d.history.map((h) => el('li', {},
+        `${fmtDate(h.at)}: ${h.state}`, h.by ? ` by ${h.by}` : '', h.note ? ` — ${h.note}` : '')))
+      : el('p', { class: 'muted small' }, 'No triage yet.')),
     el('section', {}, el('h2', {}, 'Runs'), el('div', { class: 'sides' },
       el('div', { class: 'side base' }, el('h3', {}, 'base'), el('ul', { class: 'plain' }, (d.base_runs || []).map((r) => el('li', {}, link(`/runs/${encodeURIComponent(r)}`, r))))),
       el('div', { class: 'side target' }, el('h3', {}, 'commit'), el('ul', { class: 'plain' }, (d.target_runs || []).map((r) => el('li', {}, link(`/runs/${encodeURIComponent(r)}`, r))))))));

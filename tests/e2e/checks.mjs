@@ -231,6 +231,28 @@ export function makeChecks(env) {
     }
   }, { skip: adminToken ? null : 'KPERF_ADMIN_TOKEN is not set' });
 
+  check('a subscription is created and listed on the alerts page (admin token)', async () => {
+    const page = await newPage(browser);
+    try {
+      await open(page, `${url}/subscriptions`);
+      await page.fill('#token', adminToken);
+      await page.click('#token-form button[type=submit]');
+      await page.fill('#f-email', 'e2e-review@example.org');
+      await page.fill('#f-series', 'per-memcg-lru_lock');
+      await page.fill('#f-files', 'mm/vmscan.c, mm/swap.c');
+      await page.selectOption('#f-focus', 'lru_lock');
+      await page.click('#new-form button[type=submit]');
+      await page.waitForFunction(() => document.querySelector('#subs') &&
+        document.querySelector('#subs').innerText.includes('e2e-review@example.org'));
+      const text = await page.evaluate(() => document.querySelector('#subs').innerText);
+      assert(text.includes('focus=lru_lock') && text.includes('files=mm/vmscan.c,mm/swap.c'), `listed: ${text}`);
+      noProblems(page, 'subscriptions');
+      await shot(page, 'subscriptions');
+    } finally {
+      await page.closeAll();
+    }
+  }, { skip: adminToken ? null : 'KPERF_ADMIN_TOKEN is not set' });
+
   check('a 390-px-wide phone shows home and compare without page-wide horizontal scrolling', async () => {
     for (const [name, path] of [['home-390', '/'], ['compare-390', '/compare?base=5.14.0&target=5.14.0-mglru'], ['mglru-390', '/mglru']]) {
       const page = await newPage(browser, { width: 390, height: 844 });

@@ -4,11 +4,16 @@
  */
 #include <criterion/criterion.h>
 #include <curl/curl.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -224,4 +229,159 @@ Test(faults, postgres_restart_mid_stream, .timeout = 300)
 	cr_expect_eq(harness_count(&k, "SELECT count(*) FROM run"), n201 + n503);
 	kperfd_stop(&k);
 	pg_ctl("stop", dir, port);
+}
+
+/* A socket from 127.0.0.<host> to kperfd that sends one byte of a request. */
+static int slow_socket(int port, int host)
+{
+	struct sockaddr_in src, dst;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	memset(&src, 0, sizeof(src));
+	src.sin_family = AF_INET;
+	src.sin_addr.s_addr = htonl(0x7f000000u | (unsigned)host);
+	memset(&dst, 0, sizeof(dst));
+	dst.sin_family = AF_INET;
+	dst.sin_port = htons((uint16_t)port);
+	dst.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&src, sizeof(src)) ||
+	    connect(fd, (struct sockaddr *)&dst, sizeof(dst))) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (write(fd, "P", 1) != 1) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+Test(faults, slow_clients_do_not_lock_out_a_collector, .timeout = 120)
+{
+	struct kperfd k;
+	struct resp r;
+	int fds[200], open_fds = 0;
+	char body[1024];
+
+	kperfd_start(&k, NULL);
+	for (int i = 0; i < 200; i++) {
+		fds[i] = slow_socket(k.port, 2 + i);
+		open_fds += fds[i] >= 0;
+	}
+	cr_expect_eq(open_fds, 200, "slow connections opened: %d", open_fds);
+	/* one more byte a second from each, while a collector posts */
+	for (int s = 0; s < 3; s++) {
+		for (int i = 0; i < 200; i++)
+			if (fds[i] >= 0 && write(fds[i], "O", 1) != 1) {
+				close(fds[i]);
+				fds[i] = -1;
+			}
+		run_body(body, sizeof(body), 99, s);
+		http_post_json(&k, "/api/v1/runs", TOKEN_COLLECTOR, body, &r);
+		cr_expect_eq(r.status, 201, "post %d during slow clients: %ld", s, r.status);
+		resp_release(&r);
+		sleep(1);
+	}
+	/* one address cannot take every connection either */
+	{
+		int mine[40], got = 0;
+		for (int i = 0; i < 40; i++) {
+			mine[i] = slow_socket(k.port, 250);
+			got += mine[i] >= 0;
+		}
+		usleep(300000);
+		http_get(&k, "/healthz", &r);
+		cr_expect_eq(r.status, 200);
+		resp_release(&r);
+		for (int i = 0; i < 40; i++)
+			if (mine[i] >= 0)
+				close(mine[i]);
+		cr_expect_gt(got, 0);
+	}
+	for (int i = 0; i < 200; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	cr_expect_eq(harness_count(&k, "SELECT count(*) FROM run"), 3);
+	kperfd_stop(&k);
+}
+
+/* Post n runs, retrying each (same run_id) until the server acknowledges it. */
+struct retrier {
+	const struct kperfd *k;
+	int id, n;
+	int acked, retries;
+	atomic_int *stop;
+};
+
+static void *retrier_main(void *arg)
+{
+	struct retrier *rt = arg;
+	CURL *h = curl_easy_init();
+	struct curl_slist *hdr = NULL;
+	char url[128], body[1024];
+
+	hdr = curl_slist_append(hdr, "Content-Type: application/json");
+	hdr = curl_slist_append(hdr, "Authorization: Bearer " TOKEN_COLLECTOR);
+	hdr = curl_slist_append(hdr, "Expect:");
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, 10L);
+	for (int i = 0; i < rt->n; i++) {
+		run_body(body, sizeof(body), 100 + rt->id, i);
+		for (int attempt = 0; attempt < 600; attempt++) {
+			long status = 0;
+			/* the port file tells where kperfd listens now */
+			snprintf(url, sizeof(url), "http://127.0.0.1:%d/api/v1/runs", rt->k->port);
+			curl_easy_setopt(h, CURLOPT_URL, url);
+			curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+			if (curl_easy_perform(h) == CURLE_OK)
+				curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+			if (status == 201 || status == 200) {
+				rt->acked++;
+				break;
+			}
+			rt->retries++;
+			usleep(100000);
+		}
+	}
+	curl_slist_free_all(hdr);
+	curl_easy_cleanup(h);
+	return NULL;
+}
+
+Test(faults, kill_9_under_load_then_restart, .timeout = 300)
+{
+	struct kperfd k;
+	struct retrier rt[16];
+	pthread_t th[16];
+	int total = 0;
+
+	curl_global_init(CURL_GLOBAL_ALL);
+	kperfd_start(&k, NULL);
+	for (int i = 0; i < 16; i++) {
+		memset(&rt[i], 0, sizeof(rt[i]));
+		rt[i].k = &k;
+		rt[i].id = i;
+		rt[i].n = 40;
+		pthread_create(&th[i], NULL, retrier_main, &rt[i]);
+	}
+	usleep(700000);
+	kill(k.pid, SIGKILL);
+	waitpid(k.pid, NULL, 0);
+	k.pid = 0;
+	usleep(500000);
+	kperfd_restart(&k);
+	for (int i = 0; i < 16; i++) {
+		pthread_join(th[i], NULL);
+		cr_expect_eq(rt[i].acked, 40, "client %d: %d of 40 acknowledged", i, rt[i].acked);
+		total += rt[i].acked;
+	}
+	/* every acknowledged run present, none twice, samples not doubled */
+	cr_expect_eq(harness_count(&k, "SELECT count(*) FROM run WHERE run_id LIKE 'c1__-r%'"), total);
+	cr_expect_eq(harness_count(&k, "SELECT count(DISTINCT run_id) FROM run"),
+		     harness_count(&k, "SELECT count(*) FROM run"));
+	cr_expect_eq(harness_count(&k, "SELECT count(*) FROM sample"),
+		     4 * harness_count(&k, "SELECT count(*) FROM run"));
+	kperfd_stop(&k);
 }

@@ -371,3 +371,27 @@ Test(ingest, body_limit)
 	cr_expect_eq(r.status, 201);
 	resp_release(&r);
 }
+
+Test(ingest, repeated_bad_tokens_are_slowed)
+{
+	struct resp r;
+	int saw429 = 0;
+
+	for (int i = 0; i < 25 && !saw429; i++) {
+		http_post_json(&K, "/api/v1/runs", i % 2 ? NULL : "forged_forged_forged_0001",
+			       SMALL_RUN("t1", ""), &r);
+		cr_expect(r.status == 401 || r.status == 403 || r.status == 429, "%ld", r.status);
+		if (r.status == 429) {
+			saw429 = 1;
+			cr_expect_str_eq(r.retry_after, "60");
+			cr_expect_geq(i, 19, "blocked after %d failures", i);
+		}
+		resp_release(&r);
+	}
+	cr_expect(saw429, "no 429 after 25 bad tokens");
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM run"), 0);
+	/* reads stay open to the address */
+	http_get(&K, "/healthz", &r);
+	cr_expect_eq(r.status, 200);
+	resp_release(&r);
+}

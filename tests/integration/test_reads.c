@@ -192,6 +192,12 @@ Test(reads, health_metrics_and_log)
 	cr_expect_eq(r.status, 200);
 	cr_expect(strstr(r.body, "kperf_runs_created_total 4\n") != NULL, "%s", r.body);
 	cr_expect(strstr(r.body, "kperf_samples_created_total 7\n") != NULL, "%s", r.body);
+	cr_expect(strstr(r.body, "kperf_route_requests_total{method=\"POST\",route=\"/api/v1/runs\","
+				 "class=\"2xx\"} 4\n") != NULL,
+		  "%s", r.body);
+	cr_expect(strstr(r.body, "kperf_http_request_duration_seconds_bucket{le=\"+Inf\"}") != NULL);
+	cr_expect(strstr(r.body, "kperf_queue_depth{queue=\"decisions\",state=\"queued\"}") != NULL,
+		  "%s", r.body);
 	resp_release(&r);
 	http_get(&K, "/api/v1/runs/does-not-exist", &r);
 	cr_expect_eq(r.status, 404);

@@ -207,6 +207,16 @@ Test(regress, redecided_in_place_and_triage_needs_admin)
 	cr_expect_str_eq(json_string_value(json_object_get(j, "note")), "known: LRU cost model");
 	json_decref(j);
 	resp_release(&r);
+	j = get_json(path, 200);
+	{
+		json_t *h = json_object_get(j, "history");
+		cr_expect_eq(json_array_size(h), 1);
+		cr_expect_str_eq(json_string_value(json_object_get(json_array_get(h, 0), "state")),
+				 "acknowledged");
+		cr_expect_str_eq(json_string_value(json_object_get(json_array_get(h, 0), "by")),
+				 "bootstrap-admin");
+	}
+	json_decref(j);
 	j = get_json("/api/v1/regressions?state=acknowledged", 200);
 	cr_expect_eq(json_number_value(json_object_get(j, "total")), 1);
 	json_decref(j);

@@ -262,3 +262,16 @@ Test(decode, iso8601)
 	cr_expect_eq(iso8601_check("2020-06-16T10:00:00"), -1);
 	cr_expect_eq(iso8601_check("2020-06-16T25:00:00Z"), -1);
 }
+
+Test(decode, numbers_beyond_64_bit_integers)
+{
+	/* shortest spelling must not cast them to long long (undefined) */
+	const char *body = RUN_HEAD RUN_TEST "\"metrics\":{\"x\":[1e19,-9.3e18,123456789012345678]}}";
+	struct ingest in;
+	struct decode_error err;
+
+	cr_assert_eq(ingest_decode_runs(body, strlen(body), &in, &err), 0, "%s", err.message);
+	cr_expect(strstr(in.runs[0].doc, "[1e+19,-9.3e+18,1.2345678901234568e+17]") != NULL, "%s",
+		  in.runs[0].doc);
+	ingest_release(&in);
+}

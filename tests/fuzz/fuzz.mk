@@ -1,0 +1,89 @@
+# fuzz.mk - the libFuzzer harnesses of tests/fuzz/ (included by the Makefile).
+# `make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS="ref query"]` builds each with
+# clang (ASan + UBSan + libFuzzer; the code under test compiled from source)
+# into $(BUILD)/fuzz/<name>, runs it on a scratch copy of its seeds in
+# tests/fuzz/corpus/<name>/, and fails naming the harness that crashed.
+
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+# Longest input tried, bytes: above the largest seed (a 59 KB perf report).
+FUZZ_MAX_LEN ?= 65536
+# Harnesses run side by side, one per core (they are single-threaded).
+FUZZ_JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
+FUZZ_DIR     := $(BUILD)/fuzz
+FUZZ_WORK    ?= $(FUZZ_DIR)/work
+
+# The tree's warning flags (clang 14 takes them all), instrumentation for
+# libFuzzer's coverage and both sanitizers, every finding fatal. Clang's
+# -Wformat=2 also flags vsnprintf(fmt) in helpers whose format attribute is
+# missing (server/util.c's log helper), which gcc lets pass: off here.
+FUZZ_SAN     := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+                -fno-omit-frame-pointer
+FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -g -O1 $(WARN) $(FUZZ_SAN) -MMD -MP \
+                $(shell pkg-config --cflags libpq jansson 2>/dev/null) -Iserver
+FUZZ_LDFLAGS := -fsanitize=fuzzer,address,undefined
+
+# The code under test, per harness family. server/ and collectors/ each
+# define xmalloc & co., so the two families never share a binary.
+FUZZ_INGEST_SRC  := api/ingest_decode.c server/jsonw.c server/util.c server/buf.c
+FUZZ_QUERY_SRC   := api/query.c server/util.c server/buf.c
+FUZZ_REF_SRC     := api/ref.c api/query.c server/util.c server/buf.c
+FUZZ_COLLECT_SRC := collectors/parse.c $(wildcard collectors/parse_*.c) collectors/cbuf.c \
+                    collectors/cutil.c collectors/metrics.c collectors/rx.c
+fuzz_obj = $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(1))
+
+# One harness per parser of collectors/parse.c's table.
+FUZZ_PARSERS := vm-scalability will-it-scale ycsb memtier perf-profile vmstat proc-vmstat \
+                lock_stat readtwice sysbench lkp-stats-json lkp-matrix-json
+FUZZ_NAMES   := ingest-runs ingest-commits ref query $(addprefix parse-,$(FUZZ_PARSERS))
+FUZZ_TARGETS ?= $(FUZZ_NAMES)
+FUZZ_BINS    := $(addprefix $(FUZZ_DIR)/,$(FUZZ_NAMES))
+
+.PHONY: fuzz fuzz-build fuzz-run
+# Each `make fuzz` works in its own scratch directory (two may run at once),
+# removed when every harness passed, kept with the crash inputs otherwise.
+fuzz:
+	@$(MAKE) --no-print-directory -j$(FUZZ_JOBS) fuzz-build
+	@w=$(FUZZ_DIR)/work-$$$$; rm -rf $$w; \
+	if $(MAKE) --no-print-directory -j$(FUZZ_JOBS) -k fuzz-run FUZZ_WORK=$$w; then \
+		rm -rf $$w; \
+	else \
+		echo "fuzz: FAILED (crash inputs and logs under $$w/)" >&2; exit 1; \
+	fi
+
+fuzz-build: $(FUZZ_BINS)
+
+fuzz-run: $(addprefix fuzz-run-,$(FUZZ_TARGETS))
+
+# Never a file: always runs.
+fuzz-run-%: $(FUZZ_DIR)/%
+	@tests/fuzz/run.sh $* $(FUZZ_DIR)/$* tests/fuzz/corpus/$* $(FUZZ_WORK)/$* \
+		$(FUZZ_SECONDS) $(FUZZ_MAX_LEN)
+
+$(FUZZ_DIR)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
+
+$(FUZZ_DIR)/obj/tests/fuzz/parse-%.o: tests/fuzz/fuzz_parse.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -DFUZZ_FORMAT='"$*"' -c -o $@ $<
+
+$(FUZZ_DIR)/ingest-runs: $(call fuzz_obj,tests/fuzz/fuzz_ingest_runs.c $(FUZZ_INGEST_SRC))
+	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ -ljansson -lm
+
+$(FUZZ_DIR)/ingest-commits: $(call fuzz_obj,tests/fuzz/fuzz_ingest_commits.c $(FUZZ_INGEST_SRC))
+	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ -ljansson -lm
+
+$(FUZZ_DIR)/query: $(call fuzz_obj,tests/fuzz/fuzz_query.c $(FUZZ_QUERY_SRC))
+	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ -ljansson
+
+$(FUZZ_DIR)/ref: $(call fuzz_obj,tests/fuzz/fuzz_ref.c $(FUZZ_REF_SRC))
+	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ -lpq -ljansson
+
+$(FUZZ_DIR)/parse-%: $(FUZZ_DIR)/obj/tests/fuzz/parse-%.o $(call fuzz_obj,$(FUZZ_COLLECT_SRC))
+	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ -ljansson -lm
+
+# Keep objects and binaries of the pattern rules; rebuild on header changes.
+.SECONDARY: $(FUZZ_BINS) $(addprefix $(FUZZ_DIR)/obj/tests/fuzz/parse-,$(FUZZ_PARSERS:=.o)) \
+            $(call fuzz_obj,$(sort $(FUZZ_INGEST_SRC) $(FUZZ_REF_SRC) $(FUZZ_COLLECT_SRC)))
+-include $(wildcard $(FUZZ_DIR)/obj/*/*.d $(FUZZ_DIR)/obj/*/*/*.d)
