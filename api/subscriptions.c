@@ -280,8 +280,8 @@ void api_subscription_delete(struct request *rq, struct reply *rp)
 static const char SQL_UNSUBSCRIBE[] =
 	"UPDATE subscription s SET unsubscribed_at = coalesce(s.unsubscribed_at, now())"
 	" FROM kperf_secret k WHERE s.id = $1::bigint AND k.name = 'unsubscribe'"
-	" AND encode(sha256(k.value || sha256(k.value || convert_to('unsubscribe:' || $1,"
-	" 'UTF8'))), 'hex') = $2 RETURNING s.id";
+	" AND left(encode(sha256(k.value || sha256(k.value || convert_to('unsubscribe:' || $1,"
+	" 'UTF8'))), 'hex'), 32) = $2 RETURNING s.id";
 
 void api_unsubscribe(struct request *rq, struct reply *rp)
 {
@@ -291,7 +291,7 @@ void api_unsubscribe(struct request *rq, struct reply *rp)
 	PGconn *c;
 	PGresult *r;
 
-	if (!s || !t || parse_int64(s, 1, INT64_MAX, &id) || strlen(t) != 64) {
+	if (!s || !t || parse_int64(s, 1, INT64_MAX, &id) || strlen(t) != 32) {
 		reply_error(rp, 400, "invalid", "t", "this unsubscribe link is not valid");
 		return;
 	}

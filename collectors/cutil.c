@@ -60,6 +60,8 @@ char *xstrndup(const char *s, size_t n)
 	return p;
 }
 
+static void vmsg(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+
 static void vmsg(const char *fmt, va_list ap)
 {
 	char line[2048];

@@ -122,8 +122,8 @@ static const char SQL_MACHINE[] =
 	" FROM machine m, test t, variant v WHERE m.id = $1 AND t.id = $2 AND v.id = $3";
 
 static const char SQL_TOKEN[] =
-	"SELECT encode(sha256(k.value || sha256(k.value || convert_to('unsubscribe:' || $1,"
-	" 'UTF8'))), 'hex') FROM kperf_secret k WHERE k.name = 'unsubscribe'";
+	"SELECT left(encode(sha256(k.value || sha256(k.value || convert_to('unsubscribe:' || $1,"
+	" 'UTF8'))), 'hex'), 32) FROM kperf_secret k WHERE k.name = 'unsubscribe'";
 
 static const char SQL_THREAD[] =
 	"WITH ins AS (INSERT INTO alert_thread (subscription_id, topic, root_message_id)"

@@ -12,6 +12,11 @@
 #include "alert_msg.h"
 #include "util.h"
 
+/* Prose lines stay under 80 columns; the LKP table keeps LKP's width. */
+#define ALERT_COLUMNS 78
+#define NOWRAP_ON '\x01'
+#define NOWRAP_OFF '\x02'
+
 void alert_change(const struct alert_item *it, char *buf, size_t cap)
 {
 	if (it->absolute || !isfinite(it->change_pct))
@@ -111,10 +116,9 @@ static void body_report(const struct alert_facts *f, struct buf *b)
 	else
 		buf_printf(b, "FYI, kperf noticed a %s %s of %s due to commit:\n\n", change,
 			   h->verdict, h->metric);
-	buf_printf(b, "commit: %s", f->sha ? f->sha : "?");
+	buf_printf(b, "commit: %s\n", f->sha ? f->sha : "?");
 	if (f->subject)
-		buf_printf(b, " (\"%s\")", f->subject);
-	buf_putc(b, '\n');
+		buf_printf(b, "        (\"%s\")\n", f->subject);
 	if (f->series)
 		buf_printf(b, "series: %s\n", f->series);
 	if (f->branch)
@@ -125,7 +129,7 @@ static void body_report(const struct alert_facts *f, struct buf *b)
 										 : "parent");
 	buf_printf(b, "\nin testcase: %s\non test machine: %s", h->suite, h->machine);
 	if (f->nr_cpus || f->cpu_model || f->memory_mb) {
-		buf_puts(b, ":");
+		buf_puts(b, "\n ");
 		if (f->nr_cpus)
 			buf_printf(b, " %s threads", f->nr_cpus);
 		if (f->sockets)
@@ -152,7 +156,10 @@ static void body_report(const struct alert_facts *f, struct buf *b)
 		buf_puts(b, "\nDetails are as below:\n");
 		buf_puts(b, "---------------------------------------------------------------------"
 			    "---------\n\n");
+		/* the table is LKP's, as wide as LKP prints it: not wrapped */
+		buf_putc(b, NOWRAP_ON);
 		buf_puts(b, f->lkp_table);
+		buf_putc(b, NOWRAP_OFF);
 	}
 	buf_puts(b, "\nTo reproduce:\n\n");
 	buf_printf(b, "\tkperf-collect run --suite %s", h->suite);
@@ -173,9 +180,9 @@ static void body_report(const struct alert_facts *f, struct buf *b)
 	buf_puts(b, "\nIf you fix the issue, kindly add following tag\n");
 	buf_printf(b, "Reported-by: kperf <%s>\n", f->from);
 	if (f->public_url) {
-		buf_printf(b, "\nCompare: %s/compare?base=%s&target=%s&machine=%s&suite=%s\n",
-			   f->public_url, h->base_commit ? h->base_commit : "", f->sha ? f->sha : "",
-			   h->machine, h->suite);
+		/* 12-digit abbreviations resolve like full shas and keep the line short */
+		buf_printf(b, "\nCompare: %s/compare?base=%.12s&target=%.12s\n", f->public_url,
+			   h->base_commit ? h->base_commit : "", f->sha ? f->sha : "");
 		buf_printf(b, "Triage:  %s/regressions/%ld\n", f->public_url, h->decision_id);
 	}
 }
@@ -191,6 +198,52 @@ static void body_digest(const struct alert_facts *f, struct buf *b)
 			buf_printf(b, "    %s/regressions/%ld\n", f->public_url,
 				   f->items[i].decision_id);
 		buf_putc(b, '\n');
+	}
+}
+
+/*
+ * Copy text to out with CRLF line ends, wrapping prose lines longer than
+ * ALERT_COLUMNS at blanks (continuations indented), except between
+ * NOWRAP_ON and NOWRAP_OFF and words that cannot be broken (URLs).
+ */
+static void wrap_crlf(const char *text, struct buf *out)
+{
+	int nowrap = 0;
+
+	while (*text) {
+		size_t len = strcspn(text, "\n");
+		const char *line = text, *end = text + len;
+
+		while (line < end) {
+			size_t rest = (size_t)(end - line), cut = rest;
+			if (*line == NOWRAP_ON || *line == NOWRAP_OFF) {
+				nowrap = *line == NOWRAP_ON;
+				line++;
+				continue;
+			}
+			if (!nowrap && rest > ALERT_COLUMNS) {
+				cut = ALERT_COLUMNS;
+				while (cut > 8 && line[cut] != ' ')
+					cut--;
+				if (cut <= 8)
+					cut = rest; /* one long word: leave it whole */
+			}
+			for (size_t i = 0; i < cut; i++)
+				if (line[i] != NOWRAP_ON && line[i] != NOWRAP_OFF)
+					buf_putc(out, line[i]);
+				else
+					nowrap = line[i] == NOWRAP_ON;
+			buf_puts(out, "\r\n");
+			line += cut;
+			if (line < end) {
+				while (line < end && *line == ' ')
+					line++;
+				buf_puts(out, "    ");
+			}
+		}
+		if (len == 0)
+			buf_puts(out, "\r\n");
+		text = *end ? end + 1 : end;
 	}
 }
 
@@ -234,7 +287,7 @@ void alert_message(const struct alert_facts *f, struct buf *out)
 	else
 		body_report(f, &body);
 	if (f->unsubscribe_url)
-		buf_printf(&body, "\n-- \nkperf, kernel performance tracking\nUnsubscribe: %s\n",
+		buf_printf(&body, "\n-- \nkperf, kernel performance tracking. Unsubscribe:\n%s\n",
 			   f->unsubscribe_url);
 
 	buf_printf(out, "From: kperf <%s>\r\nTo: %s\r\nSubject: ", f->from, f->to);
@@ -251,11 +304,7 @@ void alert_message(const struct alert_facts *f, struct buf *out)
 		buf_printf(out, "X-Kperf-Commit: %s\r\n", f->sha);
 	buf_puts(out, "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n"
 		      "Content-Transfer-Encoding: 8bit\r\n\r\n");
-	for (const char *p = buf_str(&body); *p; p++) {
-		if (*p == '\n')
-			buf_putc(out, '\r');
-		buf_putc(out, *p);
-	}
+	wrap_crlf(buf_str(&body), out);
 	buf_release(&subject);
 	buf_release(&body);
 }
