@@ -75,6 +75,7 @@ function newForm() {
       await apiPost('/api/v1/subscriptions', body, token());
       status($('#new-status'), 'ok', `Subscribed ${body.email}.`);
       form.reset();
+      form.querySelector('input[value=regression]').checked = true;
       load();
     } catch (e) {
       showError($('#new-status'), e, 'subscribing');
