@@ -28,12 +28,32 @@ struct ctx {
 	size_t nvalues;
 };
 
+/* After a cut, drop a UTF-8 sequence left incomplete at the end. */
+static void path_trim_utf8(struct path *p)
+{
+	size_t i = p->len;
+	while (i > 0 && ((unsigned char)p->s[i - 1] & 0xc0) == 0x80)
+		i--;
+	if (i > 0 && (unsigned char)p->s[i - 1] >= 0xc0) {
+		size_t need = (unsigned char)p->s[i - 1] >= 0xf0   ? 4
+			      : (unsigned char)p->s[i - 1] >= 0xe0 ? 3
+								   : 2;
+		if (p->len - (i - 1) < need)
+			p->len = i - 1;
+	}
+	p->s[p->len] = '\0';
+}
+
 static size_t path_push_key(struct path *p, const char *key)
 {
 	size_t old = p->len;
 	int n = snprintf(p->s + p->len, sizeof(p->s) - p->len, "%s%s", p->len ? "." : "", key);
-	if (n > 0)
-		p->len += (size_t)n < sizeof(p->s) - p->len ? (size_t)n : sizeof(p->s) - p->len - 1;
+	if (n > 0 && (size_t)n < sizeof(p->s) - p->len) {
+		p->len += (size_t)n;
+	} else if (n > 0) {
+		p->len = sizeof(p->s) - 1;
+		path_trim_utf8(p);
+	}
 	return old;
 }
 

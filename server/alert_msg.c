@@ -110,7 +110,7 @@ static void body_report(const struct alert_facts *f, struct buf *b)
 			      "before), for commit:\n\n",
 			   h->metric, h->verdict, h->previous_verdict);
 	else if (h->recovered_by)
-		buf_printf(b, "FYI, the %s of %s reported for this commit was undone\nby "
+		buf_printf(b, "FYI, the %s of %s reported for this commit\nwas undone by "
 			      "commit %.12s:\n\n",
 			   h->verdict, h->metric, h->recovered_by);
 	else
@@ -175,7 +175,8 @@ static void body_report(const struct alert_facts *f, struct buf *b)
 			buf_printf(b, " \\\n\t\t--variant %s=%s", key, json_string_value(v));
 		json_decref(o);
 	}
-	buf_printf(b, " \\\n\t\t--commit %s -- %s\n", f->sha ? f->sha : "?",
+	/* one option per line, so the command copies whole under 80 columns */
+	buf_printf(b, " \\\n\t\t--commit %s \\\n\t\t-- %s\n", f->sha ? f->sha : "?",
 		   f->command ? f->command : "<the benchmark command>");
 	buf_puts(b, "\nIf you fix the issue, kindly add following tag\n");
 	buf_printf(b, "Reported-by: kperf <%s>\n", f->from);

@@ -270,6 +270,8 @@ static int authenticate_token(struct request *rq, int *db_failed)
 	h += 7;
 	while (*h == ' ')
 		h++;
+	if (!*h)
+		return 401; /* "Bearer " and nothing: no token at all */
 	c = db_get();
 	if (!c) {
 		*db_failed = 1;
@@ -482,6 +484,41 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 	*req_cls = NULL;
 }
 
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * Percent-decoding of paths and query values, in place. "%00" stays as it
+ * is: a decoded NUL would cut the C string the rest of kperfd sees, so
+ * "/static/a.html%00.png" would serve a.html and "limit=10%00x" would pass.
+ */
+static size_t on_unescape(void *cls, struct MHD_Connection *conn, char *s)
+{
+	char *out = s;
+	(void)cls;
+	(void)conn;
+	for (const char *in = s; *in;) {
+		int hi, lo;
+		if (in[0] == '%' && (hi = hexval(in[1])) >= 0 && (lo = hexval(in[2])) >= 0 &&
+		    (hi || lo)) {
+			*out++ = (char)(hi * 16 + lo);
+			in += 3;
+		} else {
+			*out++ = *in++;
+		}
+	}
+	*out = '\0';
+	return (size_t)(out - s);
+}
+
 static void on_mhd_error(void *cls, const char *fmt, va_list ap)
 {
 	char msg[512];
@@ -529,7 +566,7 @@ int http_start(void)
 		(unsigned int)LIMIT_CONNECTIONS_PER_IP, MHD_OPTION_CONNECTION_TIMEOUT,
 		(unsigned int)LIMIT_CONNECTION_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 		(size_t)LIMIT_CONNECTION_MEMORY, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-		MHD_OPTION_END);
+		MHD_OPTION_UNESCAPE_CALLBACK, on_unescape, NULL, MHD_OPTION_END);
 	if (!daemon_handle) {
 		log_error("cannot listen on %s:%ld", cfg.listen, cfg.port);
 		return -1;

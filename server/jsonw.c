@@ -30,6 +30,35 @@ void jsonw_double(struct buf *b, double d)
 	buf_puts(b, tmp);
 }
 
+/* Length of the valid UTF-8 sequence at s (n bytes left), 0 when invalid. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len;
+	unsigned cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return len;
+}
+
 void jsonw_string(struct buf *b, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -41,6 +70,19 @@ void jsonw_string(struct buf *b, const char *s, size_t n)
 		const char *esc = NULL;
 		char u[7];
 
+		if (c >= 0x80) {
+			/* JSON text is UTF-8: a byte that is not (an echoed URL,
+			 * a cut name) becomes U+FFFD */
+			size_t len = utf8_len((const unsigned char *)s + i, n - i);
+			if (len) {
+				i += len - 1;
+				continue;
+			}
+			buf_append(b, s + start, i - start);
+			buf_puts(b, "\\ufffd");
+			start = i + 1;
+			continue;
+		}
 		if (c == '"')
 			esc = "\\\"";
 		else if (c == '\\')

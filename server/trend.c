@@ -113,10 +113,16 @@ int trend_load(PGconn *c, const char *machine_id, const char *test_id, const cha
 			long cid = strtol(PQgetvalue(g->samples_res, i, 1), NULL, 10);
 			struct trend_commit *tc = bsearch(&cid, by_id_sorted, (size_t)n,
 							  sizeof(*by_id_sorted), id_cmp);
-			size_t rk = rank[tc - by_id_sorted];
-			struct trend_point *p = &t->points[rk];
+			size_t rk;
+			struct trend_point *p;
 			const char *run = PQgetvalue(g->samples_res, i, 2);
 
+			/* a run committed between the two statements: not in this
+			 * snapshot of the commits, so not in this answer either */
+			if (!tc)
+				continue;
+			rk = rank[tc - by_id_sorted];
+			p = &t->points[rk];
 			slot[rk] = 1;
 			p->commit = &g->commits[rk];
 			if (p->n == p->cap) {
