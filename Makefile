@@ -88,8 +88,12 @@ test:
 	scripts/test.sh
 
 # Speed as ratios against a baseline measured in the same run.
-bench:
+bench: $(BUILD)/bench/ingest
 	tests/bench/bench.sh
+
+$(BUILD)/bench/ingest: tests/bench/ingest.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< -lcurl -lpq -lpthread
 
 # The regression detectors (LKP's rule, Welch, kperf's verdict) on simulated
 # histories with known truth.

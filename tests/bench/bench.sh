@@ -6,7 +6,7 @@
 #            GET /api/v1/runs/{id} (one stored run document, ~0.5 MB) and /healthz.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-make -s build/kperfd >/dev/null
+make -s build/kperfd build/bench/ingest >/dev/null
 
 tmp=$(mktemp -d /tmp/kperf-bench.XXXXXX)
 chmod 755 "$tmp"
@@ -76,3 +76,8 @@ printf '%-44s %10s %12s\n' "GET /healthz" "$t_health" "-"
 printf '%-44s %10s %12s\n' "GET /api/v1/runs/{id} (baseline, 25k values)" "$t_run" "1.00"
 printf '%-44s %10s %12.2f\n' "GET /api/v1/compare ($rows rows, JSON)" "$t_json" "$(echo "$t_json $t_run" | awk '{ print $1 / $2 }')"
 printf '%-44s %10s %12.2f\n' "GET /api/v1/compare&format=lkp ($shown rows)" "$t_lkp" "$(echo "$t_lkp $t_run" | awk '{ print $1 / $2 }')"
+
+echo
+build/bench/ingest "$url" "$KPERF_BOOTSTRAP_TOKEN" "$KPERF_DATABASE_URL" "${BENCH_INGEST_RUNS:-400}"
+echo
+echo "kperfd peak RSS during the benchmark: $(awk '/VmHWM/ {print $2, $3}' /proc/$kpid/status)"

@@ -1,0 +1,173 @@
+/*
+ * ingest.c - the ingest benchmark of `make bench`: realistic runs (60
+ * metrics x 5 iterations) posted by 1, 4 and 16 concurrent clients over
+ * keep-alive, in samples/s, against PostgreSQL's own COPY of the same rows
+ * into a table of the same shape, measured in the same run.
+ * Usage: ingest URL TOKEN CONNINFO [RUNS_PER_SETTING]
+ */
+#include <curl/curl.h>
+#include <libpq-fe.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define METRICS 60
+#define ITERATIONS 5
+
+static const char *url, *token;
+static int runs_per_setting = 400;
+
+struct client {
+	int id, n, setting, ok;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static size_t discard(char *d, size_t s, size_t n, void *a)
+{
+	(void)d;
+	(void)a;
+	return s * n;
+}
+
+static void run_body(char *b, size_t cap, int setting, int client, int i)
+{
+	size_t len = 0;
+	len += (size_t)snprintf(b + len, cap - len,
+				"{\"run_id\":\"bench-s%d-c%d-r%d\",\"machine\":{\"name\":\"bench-%d\"},"
+				"\"kernel\":{\"release\":\"6.1.0-bench\"},\"test\":{\"suite\":"
+				"\"will-it-scale\",\"params\":{\"nr_task\":\"%d\"}},\"metrics\":{",
+				setting, client, i, client % 4, i % 8);
+	for (int m = 0; m < METRICS; m++) {
+		len += (size_t)snprintf(b + len, cap - len, "%s\"monitor.metric%02d\":[", m ? "," : "",
+					m);
+		for (int it = 0; it < ITERATIONS; it++)
+			len += (size_t)snprintf(b + len, cap - len, "%s%.3f", it ? "," : "",
+						1000.0 + m * 10 + it + (i % 7) * 0.25);
+		len += (size_t)snprintf(b + len, cap - len, "]");
+	}
+	snprintf(b + len, cap - len, "}}");
+}
+
+static void *client_main(void *arg)
+{
+	struct client *cl = arg;
+	CURL *h = curl_easy_init();
+	struct curl_slist *hdr = NULL;
+	char target[256], auth[256];
+	char *body = malloc(64 * 1024);
+
+	snprintf(target, sizeof(target), "%s/api/v1/runs", url);
+	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
+	hdr = curl_slist_append(hdr, "Content-Type: application/json");
+	hdr = curl_slist_append(hdr, auth);
+	hdr = curl_slist_append(hdr, "Expect:");
+	curl_easy_setopt(h, CURLOPT_URL, target);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
+	for (int i = 0; i < cl->n; i++) {
+		long status = 0;
+		run_body(body, 64 * 1024, cl->setting, cl->id, i);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+		if (curl_easy_perform(h) == CURLE_OK)
+			curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+		cl->ok += status == 201;
+	}
+	free(body);
+	curl_slist_free_all(hdr);
+	curl_easy_cleanup(h);
+	return NULL;
+}
+
+/* samples/s of ingest with n clients */
+static double ingest(int setting, int nclients, int *ok)
+{
+	pthread_t th[64];
+	struct client cl[64];
+	double t0 = now_s();
+
+	*ok = 0;
+	for (int i = 0; i < nclients; i++) {
+		cl[i] = (struct client){i, runs_per_setting / nclients, setting, 0};
+		pthread_create(&th[i], NULL, client_main, &cl[i]);
+	}
+	for (int i = 0; i < nclients; i++) {
+		pthread_join(th[i], NULL);
+		*ok += cl[i].ok;
+	}
+	return (double)*ok * METRICS * ITERATIONS / (now_s() - t0);
+}
+
+/* rows/s of COPY of the same rows into a table shaped like sample */
+static double copy_rate(const char *conninfo)
+{
+	PGconn *c = PQconnectdb(conninfo);
+	PGresult *r;
+	char line[128];
+	double t0;
+	long rows = 0;
+
+	if (PQstatus(c) != CONNECTION_OK) {
+		fprintf(stderr, "bench: %s", PQerrorMessage(c));
+		exit(1);
+	}
+	PQclear(PQexec(c, "SET client_min_messages = warning; DROP TABLE IF EXISTS bench_copy;"
+			  " CREATE TABLE bench_copy ("
+			  " run_id bigint NOT NULL, metric_id bigint NOT NULL, iteration integer"
+			  " NOT NULL, value double precision NOT NULL,"
+			  " PRIMARY KEY (run_id, metric_id, iteration))"));
+	t0 = now_s();
+	r = PQexec(c, "COPY bench_copy FROM STDIN");
+	PQclear(r);
+	for (int run = 0; run < runs_per_setting; run++)
+		for (int m = 0; m < METRICS; m++)
+			for (int it = 0; it < ITERATIONS; it++) {
+				int n = snprintf(line, sizeof(line), "%d\t%d\t%d\t%.3f\n", run + 1,
+						 m + 1, it, 1000.0 + m * 10 + it);
+				PQputCopyData(c, line, n);
+				rows++;
+			}
+	PQputCopyEnd(c, NULL);
+	PQclear(PQgetResult(c));
+	t0 = now_s() - t0;
+	PQclear(PQexec(c, "DROP TABLE bench_copy"));
+	PQfinish(c);
+	return (double)rows / t0;
+}
+
+int main(int argc, char **argv)
+{
+	static const int clients[] = {1, 4, 16};
+	double copy;
+
+	if (argc < 4) {
+		fprintf(stderr, "usage: ingest URL TOKEN CONNINFO [RUNS_PER_SETTING]\n");
+		return 2;
+	}
+	url = argv[1];
+	token = argv[2];
+	if (argc > 4)
+		runs_per_setting = (int)strtol(argv[4], NULL, 10);
+	curl_global_init(CURL_GLOBAL_ALL);
+	copy = copy_rate(argv[3]);
+	printf("ingest: %d runs per setting, %d metrics x %d iterations each\n", runs_per_setting,
+	       METRICS, ITERATIONS);
+	printf("%-44s %12s %12s\n", "what", "samples/s", "x COPY");
+	printf("%-44s %12.0f %12s\n", "PostgreSQL COPY of the same rows (baseline)", copy, "1.00");
+	for (size_t i = 0; i < sizeof(clients) / sizeof(clients[0]); i++) {
+		int ok;
+		double rate = ingest((int)i, clients[i], &ok);
+		char what[64];
+		snprintf(what, sizeof(what), "POST /api/v1/runs, %d client%s (%d x 201)", clients[i],
+			 clients[i] > 1 ? "s" : "", ok);
+		printf("%-44s %12.0f %12.2f\n", what, rate, rate / copy);
+	}
+	return 0;
+}
