@@ -7,12 +7,17 @@
 
 #include "../server/http.h"
 
+#define API_LIST_FILTERS_MAX 16
+
 /*
- * Answer a list query: sql must return one row of (total, json array of
- * items). Wraps them as {"items", "total", "limit", "offset"}.
+ * Answer a list query per the read contract: limit and offset from the query
+ * string (a bad one is a 400 naming it), sql run with the n filter values as
+ * $1..$n and limit, offset as $n+1, $n+2. sql must return one row of (total,
+ * json array of the page's items); the answer is {"items", "total", "limit",
+ * "offset"}.
  */
 void api_list(struct request *rq, struct reply *rp, const char *sql, int n,
-	      const char *const *params, long limit, long offset);
+	      const char *const *filters);
 
 void api_runs_post(struct request *rq, struct reply *rp);
 void api_runs_list(struct request *rq, struct reply *rp);

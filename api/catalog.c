@@ -9,17 +9,27 @@
 #include "query.h"
 
 void api_list(struct request *rq, struct reply *rp, const char *sql, int n,
-	      const char *const *params, long limit, long offset)
+	      const char *const *filters)
 {
-	PGconn *c = db_get();
+	const char *params[API_LIST_FILTERS_MAX + 2];
+	char lim[24], off[24];
+	long limit, offset;
+	PGconn *c;
 	PGresult *r;
 
-	(void)rq;
-	if (!c) {
+	if (http_list_params(rq, rp, &limit, &offset))
+		return;
+	snprintf(lim, sizeof(lim), "%ld", limit);
+	snprintf(off, sizeof(off), "%ld", offset);
+	for (int i = 0; i < n && i < API_LIST_FILTERS_MAX; i++)
+		params[i] = filters[i];
+	params[n] = lim;
+	params[n + 1] = off;
+	if (!(c = db_get())) {
 		reply_unavailable(rp);
 		return;
 	}
-	r = db_exec(c, sql, n, params);
+	r = db_exec(c, sql, n + 2, params);
 	if (!db_ok(r) || PQntuples(r) != 1) {
 		reply_db_error(rp, c, r, "listing");
 	} else {
@@ -31,20 +41,10 @@ void api_list(struct request *rq, struct reply *rp, const char *sql, int n,
 	PQclear(r);
 }
 
-static void list2(struct request *rq, struct reply *rp, const char *sql, const char *filter)
+static void list_by(struct request *rq, struct reply *rp, const char *sql, const char *filter)
 {
-	const char *params[3];
-	char lim[24], off[24];
-	long limit, offset;
-
-	if (http_list_params(rq, rp, &limit, &offset))
-		return;
-	snprintf(lim, sizeof(lim), "%ld", limit);
-	snprintf(off, sizeof(off), "%ld", offset);
-	params[0] = filter ? http_query(rq, filter) : NULL;
-	params[1] = lim;
-	params[2] = off;
-	api_list(rq, rp, sql, 3, params, limit, offset);
+	const char *filters[1] = {http_query(rq, filter)};
+	api_list(rq, rp, sql, 1, filters);
 }
 
 static const char SQL_MACHINES[] =
@@ -59,7 +59,7 @@ static const char SQL_MACHINES[] =
 
 void api_machines_list(struct request *rq, struct reply *rp)
 {
-	list2(rq, rp, SQL_MACHINES, "name");
+	list_by(rq, rp, SQL_MACHINES, "name");
 }
 
 static const char SQL_TESTS[] =
@@ -72,7 +72,7 @@ static const char SQL_TESTS[] =
 
 void api_tests_list(struct request *rq, struct reply *rp)
 {
-	list2(rq, rp, SQL_TESTS, "suite");
+	list_by(rq, rp, SQL_TESTS, "suite");
 }
 
 /* metric= is a glob, turned into a LIKE pattern by query_glob_like. */
@@ -87,19 +87,11 @@ void api_metrics_list(struct request *rq, struct reply *rp)
 {
 	const char *glob = http_query(rq, "metric");
 	struct buf like = BUF_INIT;
-	const char *params[3];
-	char lim[24], off[24];
-	long limit, offset;
+	const char *filters[1];
 
-	if (http_list_params(rq, rp, &limit, &offset))
-		return;
 	if (glob)
 		query_glob_like(&like, glob);
-	snprintf(lim, sizeof(lim), "%ld", limit);
-	snprintf(off, sizeof(off), "%ld", offset);
-	params[0] = glob ? buf_str(&like) : NULL;
-	params[1] = lim;
-	params[2] = off;
-	api_list(rq, rp, SQL_METRICS, 3, params, limit, offset);
+	filters[0] = glob ? buf_str(&like) : NULL;
+	api_list(rq, rp, SQL_METRICS, 1, filters);
 	buf_release(&like);
 }

@@ -80,17 +80,7 @@ static const char SQL_COMMITS[] =
 
 void api_commits_list(struct request *rq, struct reply *rp)
 {
-	const char *params[4];
-	char lim[24], off[24];
-	long limit, offset;
+	const char *filters[2] = {http_query(rq, "series"), http_query(rq, "branch")};
 
-	if (http_list_params(rq, rp, &limit, &offset))
-		return;
-	snprintf(lim, sizeof(lim), "%ld", limit);
-	snprintf(off, sizeof(off), "%ld", offset);
-	params[0] = http_query(rq, "series");
-	params[1] = http_query(rq, "branch");
-	params[2] = lim;
-	params[3] = off;
-	api_list(rq, rp, SQL_COMMITS, 4, params, limit, offset);
+	api_list(rq, rp, SQL_COMMITS, 2, filters);
 }

@@ -83,12 +83,8 @@ void api_regressions_list(struct request *rq, struct reply *rp)
 	const char *since = http_query(rq, "since");
 	const char *focus = http_query(rq, "focus");
 	struct buf vlist = BUF_INIT;
-	const char *params[9];
-	char lim[24], off[24];
-	long limit, offset;
+	const char *filters[7];
 
-	if (http_list_params(rq, rp, &limit, &offset))
-		return;
 	if (state && !in_list(state, states)) {
 		reply_error(rp, 400, "invalid", "state",
 			    "state must be new, acknowledged, invalid or fixed");
@@ -123,18 +119,14 @@ void api_regressions_list(struct request *rq, struct reply *rp)
 		free(copy);
 	}
 	buf_putc(&vlist, '}');
-	snprintf(lim, sizeof(lim), "%ld", limit);
-	snprintf(off, sizeof(off), "%ld", offset);
-	params[0] = buf_str(&vlist);
-	params[1] = state;
-	params[2] = since;
-	params[3] = http_query(rq, "machine");
-	params[4] = http_query(rq, "suite");
-	params[5] = http_query(rq, "series");
-	params[6] = focus;
-	params[7] = lim;
-	params[8] = off;
-	api_list(rq, rp, SQL_LIST, 9, params, limit, offset);
+	filters[0] = buf_str(&vlist);
+	filters[1] = state;
+	filters[2] = since;
+	filters[3] = http_query(rq, "machine");
+	filters[4] = http_query(rq, "suite");
+	filters[5] = http_query(rq, "series");
+	filters[6] = focus;
+	api_list(rq, rp, SQL_LIST, 7, filters);
 	buf_release(&vlist);
 }
 

@@ -171,18 +171,8 @@ static const char SQL_RUNS[] =
 
 void api_runs_list(struct request *rq, struct reply *rp)
 {
-	const char *params[5];
-	char lim[24], off[24];
-	long limit, offset;
+	const char *filters[3] = {http_query(rq, "machine"), http_query(rq, "commit"),
+				  http_query(rq, "suite")};
 
-	if (http_list_params(rq, rp, &limit, &offset))
-		return;
-	snprintf(lim, sizeof(lim), "%ld", limit);
-	snprintf(off, sizeof(off), "%ld", offset);
-	params[0] = http_query(rq, "machine");
-	params[1] = http_query(rq, "commit");
-	params[2] = http_query(rq, "suite");
-	params[3] = lim;
-	params[4] = off;
-	api_list(rq, rp, SQL_RUNS, 5, params, limit, offset);
+	api_list(rq, rp, SQL_RUNS, 3, filters);
 }

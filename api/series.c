@@ -29,18 +29,9 @@ static const char SQL_LIST[] =
 
 void api_series_list(struct request *rq, struct reply *rp)
 {
-	const char *params[3];
-	char lim[24], off[24];
-	long limit, offset;
+	const char *filters[1] = {http_query(rq, "name")};
 
-	if (http_list_params(rq, rp, &limit, &offset))
-		return;
-	snprintf(lim, sizeof(lim), "%ld", limit);
-	snprintf(off, sizeof(off), "%ld", offset);
-	params[0] = http_query(rq, "name");
-	params[1] = lim;
-	params[2] = off;
-	api_list(rq, rp, SQL_LIST, 3, params, limit, offset);
+	api_list(rq, rp, SQL_LIST, 1, filters);
 }
 
 static const char SQL_VERSIONS[] =

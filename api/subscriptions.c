@@ -234,18 +234,9 @@ static const char SQL_LIST[] =
 
 void api_subscriptions_list(struct request *rq, struct reply *rp)
 {
-	const char *params[3];
-	char lim[24], off[24];
-	long limit, offset;
+	const char *filters[1] = {http_query(rq, "email")};
 
-	if (http_list_params(rq, rp, &limit, &offset))
-		return;
-	snprintf(lim, sizeof(lim), "%ld", limit);
-	snprintf(off, sizeof(off), "%ld", offset);
-	params[0] = http_query(rq, "email");
-	params[1] = lim;
-	params[2] = off;
-	api_list(rq, rp, SQL_LIST, 3, params, limit, offset);
+	api_list(rq, rp, SQL_LIST, 1, filters);
 }
 
 void api_subscription_delete(struct request *rq, struct reply *rp)
@@ -327,16 +318,7 @@ static const char SQL_ALERTS[] =
 
 void api_alerts_list(struct request *rq, struct reply *rp)
 {
-	const char *params[3];
-	char lim[24], off[24];
-	long limit, offset;
+	const char *filters[1] = {http_query(rq, "state")};
 
-	if (http_list_params(rq, rp, &limit, &offset))
-		return;
-	snprintf(lim, sizeof(lim), "%ld", limit);
-	snprintf(off, sizeof(off), "%ld", offset);
-	params[0] = http_query(rq, "state");
-	params[1] = lim;
-	params[2] = off;
-	api_list(rq, rp, SQL_ALERTS, 3, params, limit, offset);
+	api_list(rq, rp, SQL_ALERTS, 1, filters);
 }

@@ -254,7 +254,7 @@ Test(cli, failed_command_is_delivered_and_its_status_returned)
 
 Test(cli, server_away_spools_then_flush_delivers_once)
 {
-	char dir[4096], spool[4200], away[64], run_id[200], sql[400];
+	char dir[4096], spool[4200], away[64], run_id[200];
 	char *out, *err;
 	int rc;
 
@@ -293,8 +293,15 @@ Test(cli, server_away_spools_then_flush_delivers_once)
 		free(err);
 	}
 	cr_expect_eq(tu_count_files(spool, ".json"), 0);
-	snprintf(sql, sizeof(sql), "SELECT count(*) FROM run WHERE run_id = '%s'", run_id);
-	cr_expect_eq(harness_count(&K, sql), 1, "delivered exactly once");
+	{
+		PGconn *c = harness_db(&K);
+		const char *params[1] = {run_id};
+		PGresult *r = PQexecParams(c, "SELECT count(*) FROM run WHERE run_id = $1", 1, NULL,
+					   params, NULL, NULL, 0);
+		cr_expect_str_eq(PQgetvalue(r, 0, 0), "1", "delivered exactly once");
+		PQclear(r);
+		PQfinish(c);
+	}
 }
 
 Test(cli, exit_statuses)
