@@ -49,31 +49,15 @@ static int load_side(PGconn *c, struct compare_req *q, int side, const char *con
 	return rc;
 }
 
-static void put_num(struct buf *b, double v)
-{
-	if (isfinite(v))
-		jsonw_double(b, v);
-	else
-		buf_puts(b, "null");
-}
-
-static void put_str(struct buf *b, const char *s)
-{
-	if (s)
-		jsonw_string(b, s, strlen(s));
-	else
-		buf_puts(b, "null");
-}
-
 static void put_side_ref(struct buf *b, const struct compare_req *q, int i)
 {
 	const struct ref *r = &q->refs[i];
 	buf_puts(b, "{\"ref\":");
-	put_str(b, r->text);
+	jsonw_str(b, r->text);
 	buf_puts(b, ",\"commit\":");
-	put_str(b, r->sha);
+	jsonw_str(b, r->sha);
 	buf_puts(b, ",\"subject\":");
-	put_str(b, r->subject);
+	jsonw_str(b, r->subject);
 	buf_puts(b, ",\"qualifiers\":");
 	jsonw_value(b, r->qual, 1);
 	buf_printf(b, ",\"runs\":%zu}", q->runs[i]);
@@ -82,13 +66,13 @@ static void put_side_ref(struct buf *b, const struct compare_req *q, int i)
 static void put_summary(struct buf *b, const struct cmp_side *s)
 {
 	buf_printf(b, "{\"n\":%zu,\"mean\":", s->n);
-	put_num(b, s->mean);
+	jsonw_number(b, s->mean);
 	buf_puts(b, ",\"stddev_pct\":");
-	put_num(b, s->stddev_pct);
+	jsonw_number(b, s->stddev_pct);
 	buf_puts(b, ",\"min\":");
-	put_num(b, s->min);
+	jsonw_number(b, s->min);
 	buf_puts(b, ",\"max\":");
-	put_num(b, s->max);
+	jsonw_number(b, s->max);
 	buf_putc(b, '}');
 }
 
@@ -97,39 +81,39 @@ static void put_row(struct buf *b, const struct compare_req *q, const struct cmp
 	const struct cmp_key *k = row->key;
 
 	buf_puts(b, "{\"machine\":");
-	put_str(b, k->machine);
+	jsonw_str(b, k->machine);
 	buf_puts(b, ",\"suite\":");
-	put_str(b, k->suite);
+	jsonw_str(b, k->suite);
 	buf_printf(b, ",\"params\":%s,\"variant\":%s,\"metric\":", k->params, k->variant);
-	put_str(b, k->metric);
+	jsonw_str(b, k->metric);
 	buf_puts(b, ",\"direction\":");
-	put_str(b, direction_name(k->direction));
+	jsonw_str(b, direction_name(k->direction));
 	buf_puts(b, ",\"target_ref\":");
-	put_str(b, q->refs[row->target].text);
+	jsonw_str(b, q->refs[row->target].text);
 	buf_puts(b, ",\"base\":");
 	put_summary(b, &row->base);
 	buf_puts(b, ",\"target\":");
 	put_summary(b, &row->tgt);
 	buf_puts(b, ",\"change_pct\":");
-	put_num(b, row->change_pct);
+	jsonw_number(b, row->change_pct);
 	buf_puts(b, ",\"change_abs\":");
-	put_num(b, row->change_abs);
+	jsonw_number(b, row->change_abs);
 	buf_puts(b, ",\"welch\":");
 	if (row->welch_ok) {
 		buf_puts(b, "{\"p_value\":");
-		put_num(b, row->welch.p);
+		jsonw_number(b, row->welch.p);
 		buf_puts(b, ",\"t\":");
-		put_num(b, row->welch.t);
+		jsonw_number(b, row->welch.t);
 		buf_puts(b, ",\"df\":");
-		put_num(b, row->welch.df);
+		jsonw_number(b, row->welch.df);
 		buf_puts(b, ",\"ci95\":[");
-		put_num(b, row->welch.ci_lo);
+		jsonw_number(b, row->welch.ci_lo);
 		buf_putc(b, ',');
-		put_num(b, row->welch.ci_hi);
+		jsonw_number(b, row->welch.ci_hi);
 		buf_puts(b, "],\"ci95_pct\":[");
-		put_num(b, row->welch.ci_lo_pct);
+		jsonw_number(b, row->welch.ci_lo_pct);
 		buf_putc(b, ',');
-		put_num(b, row->welch.ci_hi_pct);
+		jsonw_number(b, row->welch.ci_hi_pct);
 		buf_puts(b, "]}");
 	} else {
 		buf_puts(b, "null");
@@ -186,11 +170,11 @@ static int put_env_diff(PGconn *c, const struct compare_req *q, struct buf *b,
 						buf_putc(b, ',');
 					first = 0;
 					buf_puts(b, "{\"kind\":");
-					put_str(b, kinds[i]);
+					jsonw_str(b, kinds[i]);
 					buf_puts(b, ",\"key\":");
-					put_str(b, key);
+					jsonw_str(b, key);
 					buf_puts(b, ",\"target_ref\":");
-					put_str(b, q->refs[t].text);
+					jsonw_str(b, q->refs[t].text);
 					buf_puts(b, ",\"base\":");
 					jsonw_value(b, bv ? bv : empty, 1);
 					buf_puts(b, ",\"target\":");

@@ -59,22 +59,6 @@ static const char SQL_PATCHES[] =
 static const char SQL_COMMIT[] =
 	"SELECT id, sha, subject FROM commits WHERE sha = $1";
 
-static void put_str(struct buf *b, const char *s)
-{
-	if (s)
-		jsonw_string(b, s, strlen(s));
-	else
-		buf_puts(b, "null");
-}
-
-static void put_num(struct buf *b, double v)
-{
-	if (isfinite(v))
-		jsonw_double(b, v);
-	else
-		buf_puts(b, "null");
-}
-
 /* KPI rows of `to` against `from` (the previous version's last patch). */
 static int put_versus(PGconn *c, long from, long to, struct buf *b)
 {
@@ -105,23 +89,23 @@ static int put_versus(PGconn *c, long from, long to, struct buf *b)
 			continue;
 		buf_puts(b, first ? "{\"machine\":" : ",{\"machine\":");
 		first = 0;
-		put_str(b, k->machine);
+		jsonw_str(b, k->machine);
 		buf_puts(b, ",\"suite\":");
-		put_str(b, k->suite);
+		jsonw_str(b, k->suite);
 		buf_printf(b, ",\"params\":%s,\"variant\":%s,\"metric\":", k->params, k->variant);
-		put_str(b, k->metric);
+		jsonw_str(b, k->metric);
 		buf_printf(b, ",\"direction\":\"%s\",\"base_mean\":", direction_name(k->direction));
-		put_num(b, row.base.mean);
+		jsonw_number(b, row.base.mean);
 		buf_puts(b, ",\"target_mean\":");
-		put_num(b, row.tgt.mean);
+		jsonw_number(b, row.tgt.mean);
 		buf_puts(b, ",\"change_pct\":");
-		put_num(b, row.change_pct);
+		jsonw_number(b, row.change_pct);
 		buf_puts(b, ",\"ci95_pct\":");
 		if (row.welch_ok) {
 			buf_putc(b, '[');
-			put_num(b, row.welch.ci_lo_pct);
+			jsonw_number(b, row.welch.ci_lo_pct);
 			buf_putc(b, ',');
-			put_num(b, row.welch.ci_hi_pct);
+			jsonw_number(b, row.welch.ci_hi_pct);
 			buf_putc(b, ']');
 		} else {
 			buf_puts(b, "null");
@@ -158,7 +142,7 @@ static int put_version(PGconn *c, PGresult *versions, int vi, struct buf *b, lon
 	}
 	commit_order(nodes, (size_t)n);
 	buf_puts(b, "{\"series\":");
-	put_str(b, PQgetvalue(versions, vi, 0));
+	jsonw_str(b, PQgetvalue(versions, vi, 0));
 	buf_printf(b, ",\"version\":%s,\"base\":", PQgetvalue(versions, vi, 2));
 	if (n && !PQgetisnull(r, (int)nodes[0].index, 2)) {
 		const char *bp[1] = {PQgetvalue(r, (int)nodes[0].index, 2)};
@@ -166,13 +150,13 @@ static int put_version(PGconn *c, PGresult *versions, int vi, struct buf *b, lon
 	}
 	if (base && db_ok(base) && PQntuples(base) == 1) {
 		buf_puts(b, "{\"commit\":");
-		put_str(b, PQgetvalue(base, 0, 1));
+		jsonw_str(b, PQgetvalue(base, 0, 1));
 		buf_puts(b, ",\"subject\":");
-		put_str(b, PQgetisnull(base, 0, 2) ? NULL : PQgetvalue(base, 0, 2));
+		jsonw_str(b, PQgetisnull(base, 0, 2) ? NULL : PQgetvalue(base, 0, 2));
 		buf_putc(b, '}');
 	} else if (n && !PQgetisnull(r, (int)nodes[0].index, 2)) {
 		buf_puts(b, "{\"commit\":");
-		put_str(b, PQgetvalue(r, (int)nodes[0].index, 2));
+		jsonw_str(b, PQgetvalue(r, (int)nodes[0].index, 2));
 		buf_puts(b, ",\"subject\":null}");
 	} else {
 		buf_puts(b, "null");
@@ -182,11 +166,11 @@ static int put_version(PGconn *c, PGresult *versions, int vi, struct buf *b, lon
 	for (int k = 0; k < n; k++) {
 		int i = (int)nodes[k].index;
 		buf_printf(b, "%s{\"position\":%d,\"commit\":", k ? "," : "", k + 1);
-		put_str(b, PQgetvalue(r, i, 1));
+		jsonw_str(b, PQgetvalue(r, i, 1));
 		buf_puts(b, ",\"parent\":");
-		put_str(b, PQgetisnull(r, i, 2) ? NULL : PQgetvalue(r, i, 2));
+		jsonw_str(b, PQgetisnull(r, i, 2) ? NULL : PQgetvalue(r, i, 2));
 		buf_puts(b, ",\"subject\":");
-		put_str(b, PQgetisnull(r, i, 3) ? NULL : PQgetvalue(r, i, 3));
+		jsonw_str(b, PQgetisnull(r, i, 3) ? NULL : PQgetvalue(r, i, 3));
 		buf_printf(b, ",\"runs\":%s,\"kpis\":%s}", PQgetvalue(r, i, 5), PQgetvalue(r, i, 6));
 	}
 	buf_putc(b, ']');
@@ -218,7 +202,7 @@ void api_series_get(struct request *rq, struct reply *rp)
 		goto out;
 	}
 	buf_puts(b, "{\"name\":");
-	put_str(b, PQgetvalue(v, 0, 1));
+	jsonw_str(b, PQgetvalue(v, 0, 1));
 	buf_puts(b, ",\"versions\":[");
 	for (int i = 0; i < PQntuples(v); i++) {
 		long last = 0;

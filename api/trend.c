@@ -38,55 +38,39 @@ static const char SQL_DECISIONS[] =
 	" WHERE d.machine_id = $1 AND d.test_id = $2 AND d.variant_id = $3 AND d.metric_id = $4"
 	"  AND d.verdict <> 'noise' ORDER BY d.id";
 
-static void put_num(struct buf *b, double v)
-{
-	if (isfinite(v))
-		jsonw_double(b, v);
-	else
-		buf_puts(b, "null");
-}
-
-static void put_str(struct buf *b, const char *s)
-{
-	if (s)
-		jsonw_string(b, s, strlen(s));
-	else
-		buf_puts(b, "null");
-}
-
 static void put_point(struct buf *b, const struct trend_point *p)
 {
 	const struct trend_commit *c = p->commit;
 
 	buf_puts(b, "{\"commit\":");
-	put_str(b, c->sha);
+	jsonw_str(b, c->sha);
 	buf_puts(b, ",\"parent\":");
-	put_str(b, c->parent);
+	jsonw_str(b, c->parent);
 	buf_puts(b, ",\"release\":");
-	put_str(b, c->release);
+	jsonw_str(b, c->release);
 	buf_puts(b, ",\"subject\":");
-	put_str(b, c->subject);
+	jsonw_str(b, c->subject);
 	buf_puts(b, ",\"date\":");
-	put_str(b, c->date);
+	jsonw_str(b, c->date);
 	buf_printf(b, ",\"n\":%zu,\"mean\":", p->n);
-	put_num(b, stats_mean(p->samples, p->n));
+	jsonw_number(b, stats_mean(p->samples, p->n));
 	buf_puts(b, ",\"stddev\":");
-	put_num(b, p->n > 1 ? stats_stddev(p->samples, p->n) : 0);
+	jsonw_number(b, p->n > 1 ? stats_stddev(p->samples, p->n) : 0);
 	buf_puts(b, ",\"min\":");
-	put_num(b, stats_min(p->samples, p->n));
+	jsonw_number(b, stats_min(p->samples, p->n));
 	buf_puts(b, ",\"max\":");
-	put_num(b, stats_max(p->samples, p->n));
+	jsonw_number(b, stats_max(p->samples, p->n));
 	buf_puts(b, ",\"samples\":[");
 	for (size_t i = 0; i < p->n; i++) {
 		if (i)
 			buf_putc(b, ',');
-		put_num(b, p->samples[i]);
+		jsonw_number(b, p->samples[i]);
 	}
 	buf_puts(b, "],\"runs\":[");
 	for (size_t i = 0; i < p->nruns; i++) {
 		if (i)
 			buf_putc(b, ',');
-		put_str(b, p->runs[i]);
+		jsonw_str(b, p->runs[i]);
 	}
 	buf_puts(b, "]}");
 }
@@ -121,17 +105,17 @@ static int put_series(PGconn *c, PGresult *keys, int row, struct buf *b, struct 
 	}
 	for (int i = 0; i < PQntuples(r); i++) {
 		buf_printf(b, "%s{\"id\":%s,\"commit\":", i ? "," : "", PQgetvalue(r, i, 0));
-		put_str(b, PQgetisnull(r, i, 1) ? PQgetvalue(r, i, 2) : PQgetvalue(r, i, 1));
+		jsonw_str(b, PQgetisnull(r, i, 1) ? PQgetvalue(r, i, 2) : PQgetvalue(r, i, 1));
 		buf_puts(b, ",\"prev_commit\":");
-		put_str(b, PQgetisnull(r, i, 3) ? PQgetvalue(r, i, 4) : PQgetvalue(r, i, 3));
+		jsonw_str(b, PQgetisnull(r, i, 3) ? PQgetvalue(r, i, 4) : PQgetvalue(r, i, 3));
 		buf_puts(b, ",\"shift_pct\":");
-		put_num(b, strtod(PQgetvalue(r, i, 5), NULL));
+		jsonw_number(b, strtod(PQgetvalue(r, i, 5), NULL));
 		buf_puts(b, ",\"ci95_pct\":[");
-		put_num(b, strtod(PQgetvalue(r, i, 6), NULL));
+		jsonw_number(b, strtod(PQgetvalue(r, i, 6), NULL));
 		buf_putc(b, ',');
-		put_num(b, strtod(PQgetvalue(r, i, 7), NULL));
+		jsonw_number(b, strtod(PQgetvalue(r, i, 7), NULL));
 		buf_puts(b, "],\"p_value\":");
-		put_num(b, strtod(PQgetvalue(r, i, 8), NULL));
+		jsonw_number(b, strtod(PQgetvalue(r, i, 8), NULL));
 		buf_putc(b, '}');
 	}
 	PQclear(r);
@@ -144,15 +128,15 @@ static int put_series(PGconn *c, PGresult *keys, int row, struct buf *b, struct 
 	}
 	for (int i = 0; i < PQntuples(r); i++) {
 		buf_printf(b, "%s{\"id\":%s,\"commit\":", i ? "," : "", PQgetvalue(r, i, 0));
-		put_str(b, PQgetvalue(r, i, 1));
+		jsonw_str(b, PQgetvalue(r, i, 1));
 		buf_puts(b, ",\"verdict\":");
-		put_str(b, PQgetvalue(r, i, 2));
+		jsonw_str(b, PQgetvalue(r, i, 2));
 		buf_puts(b, ",\"change_pct\":");
-		put_num(b, PQgetisnull(r, i, 3) ? NAN : strtod(PQgetvalue(r, i, 3), NULL));
+		jsonw_number(b, PQgetisnull(r, i, 3) ? NAN : strtod(PQgetvalue(r, i, 3), NULL));
 		buf_puts(b, ",\"change_abs\":");
-		put_num(b, strtod(PQgetvalue(r, i, 4), NULL));
+		jsonw_number(b, strtod(PQgetvalue(r, i, 4), NULL));
 		buf_puts(b, ",\"state\":");
-		put_str(b, PQgetvalue(r, i, 5));
+		jsonw_str(b, PQgetvalue(r, i, 5));
 		buf_putc(b, '}');
 	}
 	PQclear(r);
@@ -222,11 +206,11 @@ void api_trend(struct request *rq, struct reply *rp)
 		}
 	}
 	buf_puts(b, "{\"machine\":");
-	put_str(b, params[0]);
+	jsonw_str(b, params[0]);
 	buf_puts(b, ",\"suite\":");
-	put_str(b, params[1]);
+	jsonw_str(b, params[1]);
 	buf_printf(b, ",\"params\":%s,\"metric\":", PQgetvalue(keys, 0, 2));
-	put_str(b, params[2]);
+	jsonw_str(b, params[2]);
 	buf_puts(b, ",\"series\":[");
 	for (int i = 0; i < PQntuples(keys); i++) {
 		if (i)

@@ -2,6 +2,7 @@
  * jsonw.c - compact JSON writer over jansson trees. jansson prints reals with
  * 17 digits; people and diffs want the shortest form that reads back equal.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,6 +178,22 @@ void jsonw_value(struct buf *b, const json_t *v, int sort)
 		buf_puts(b, "null");
 		break;
 	}
+}
+
+void jsonw_number(struct buf *b, double d)
+{
+	if (isfinite(d))
+		jsonw_double(b, d);
+	else
+		buf_puts(b, "null");
+}
+
+void jsonw_str(struct buf *b, const char *s)
+{
+	if (s)
+		jsonw_string(b, s, strlen(s));
+	else
+		buf_puts(b, "null");
 }
 
 char *jsonw_dump(const json_t *v, int sort)

@@ -16,6 +16,10 @@ void jsonw_value(struct buf *b, const json_t *v, int sort);
 void jsonw_string(struct buf *b, const char *s, size_t n);
 /* Append the shortest decimal that reads back as d; d must be finite. */
 void jsonw_double(struct buf *b, double d);
+/* Append d, or null when it is NaN or infinite (no value in JSON). */
+void jsonw_number(struct buf *b, double d);
+/* Append the NUL-terminated s as a JSON string, or null when s is NULL. */
+void jsonw_str(struct buf *b, const char *s);
 /* Return v as a malloc'd compact JSON string; the caller frees it. */
 char *jsonw_dump(const json_t *v, int sort);
 

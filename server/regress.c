@@ -160,14 +160,6 @@ static int run_sql(PGconn *c, const char *sql, int n, const char *const *params,
 	return rc;
 }
 
-static void put_num(struct buf *b, double v)
-{
-	if (isfinite(v))
-		jsonw_double(b, v);
-	else
-		buf_puts(b, "null");
-}
-
 /* Noise of each key's metric from the group's history; hist[i] for keys[i]. */
 static int load_history(PGconn *c, const struct group *g, const char *exclude,
 			const struct cmp_set *set, struct noise_hist *hist, int *have)
@@ -276,24 +268,24 @@ static void put_decision(struct buf *b, const struct cmp_key *k, const struct ve
 	jsonw_string(b, k->metric, strlen(k->metric));
 	buf_printf(b, ",\"direction\":\"%s\",\"base_n\":%zu,\"base_runs\":%zu,\"base_mean\":",
 		   direction_name(k->direction), k->cell[0].n, k->cell[0].nruns);
-	put_num(b, row->base.mean);
+	jsonw_number(b, row->base.mean);
 	buf_puts(b, ",\"base_stddev_pct\":");
-	put_num(b, row->base.stddev_pct);
+	jsonw_number(b, row->base.stddev_pct);
 	buf_printf(b, ",\"target_n\":%zu,\"target_runs\":%zu,\"target_mean\":", k->cell[1].n,
 		   k->cell[1].nruns);
-	put_num(b, row->tgt.mean);
+	jsonw_number(b, row->tgt.mean);
 	buf_puts(b, ",\"target_stddev_pct\":");
-	put_num(b, row->tgt.stddev_pct);
+	jsonw_number(b, row->tgt.stddev_pct);
 	buf_puts(b, ",\"change_pct\":");
-	put_num(b, o->change_pct);
+	jsonw_number(b, o->change_pct);
 	buf_puts(b, ",\"change_abs\":");
-	put_num(b, o->change_abs);
+	jsonw_number(b, o->change_abs);
 	buf_printf(b, ",\"absolute\":%s,\"p_value\":", o->absolute ? "true" : "false");
-	put_num(b, row->welch_ok ? row->welch.p : NAN);
+	jsonw_number(b, row->welch_ok ? row->welch.p : NAN);
 	buf_puts(b, ",\"ci_lo_pct\":");
-	put_num(b, row->welch_ok ? row->welch.ci_lo_pct : NAN);
+	jsonw_number(b, row->welch_ok ? row->welch.ci_lo_pct : NAN);
 	buf_puts(b, ",\"ci_hi_pct\":");
-	put_num(b, row->welch_ok ? row->welch.ci_hi_pct : NAN);
+	jsonw_number(b, row->welch_ok ? row->welch.ci_hi_pct : NAN);
 	buf_printf(b, ",\"test_used\":\"%s\",\"lkp_changed\":%s,\"verdict\":\"%s\",\"kpi\":%s}",
 		   o->test, o->lkp_changed ? "true" : "false", verdict_name(o->verdict),
 		   lkp_is_benchmark(k->metric, k->suite) ? "true" : "false");
@@ -448,13 +440,13 @@ static int scan_history(PGconn *c, const struct group *g)
 					   "\"prev_commit_id\":%ld,\"shift_pct\":",
 					   first ? "" : ",", tr->metric_id,
 					   tr->points[at].commit->id, tr->points[prev].commit->id);
-				put_num(&cps, pts[i].shift_pct);
+				jsonw_number(&cps, pts[i].shift_pct);
 				buf_puts(&cps, ",\"ci_lo_pct\":");
-				put_num(&cps, pts[i].ci_lo_pct);
+				jsonw_number(&cps, pts[i].ci_lo_pct);
 				buf_puts(&cps, ",\"ci_hi_pct\":");
-				put_num(&cps, pts[i].ci_hi_pct);
+				jsonw_number(&cps, pts[i].ci_hi_pct);
 				buf_puts(&cps, ",\"p_value\":");
-				put_num(&cps, pts[i].p);
+				jsonw_number(&cps, pts[i].p);
 				buf_putc(&cps, '}');
 				first = 0;
 			}
