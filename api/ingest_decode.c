@@ -694,6 +694,7 @@ static int decode_run(struct ctx *c, json_t *run, struct run_in *out)
 	out->run_id = json_string_value(json_object_get(run, "run_id"));
 	out->suite = json_string_value(json_object_get(json_object_get(run, "test"), "suite"));
 	out->nvalues = c->nvalues;
+	out->json = run;
 	out->doc = jsonw_dump(run, 0);
 	out->machine = jsonw_dump(json_object_get(run, "machine"), 0);
 	out->commit = commit_of_kernel(json_object_get(run, "kernel"));

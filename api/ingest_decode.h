@@ -30,6 +30,7 @@ struct run_in {
 	const char *suite;
 	int has_sha;     /* commit carries a sha (else only a release) */
 	size_t nvalues; /* samples in the run */
+	json_t *json;   /* the run object (borrowed from struct ingest's root) */
 };
 
 struct ingest {

@@ -133,11 +133,11 @@ void api_regressions_list(struct request *rq, struct reply *rp)
 static const char SQL_ONE[] =
 	"SELECT (" DECISION_JSON " || jsonb_build_object("
 	" 'base_samples', (SELECT coalesce(jsonb_agg(s.value ORDER BY r.id, s.iteration), '[]')"
-	"   FROM run r JOIN sample s ON s.run_id = r.id AND s.metric_id = d.metric_id"
+	"   FROM run r JOIN sample s ON s.run_id = r.id AND s.at = r.received_at AND s.metric_id = d.metric_id"
 	"   WHERE r.commit_id = d.base_commit_id AND r.machine_id = d.machine_id"
 	"   AND r.test_id = d.test_id AND r.variant_id = d.variant_id AND r.valid),"
 	" 'target_samples', (SELECT coalesce(jsonb_agg(s.value ORDER BY r.id, s.iteration), '[]')"
-	"   FROM run r JOIN sample s ON s.run_id = r.id AND s.metric_id = d.metric_id"
+	"   FROM run r JOIN sample s ON s.run_id = r.id AND s.at = r.received_at AND s.metric_id = d.metric_id"
 	"   WHERE r.commit_id = d.commit_id AND r.machine_id = d.machine_id"
 	"   AND r.test_id = d.test_id AND r.variant_id = d.variant_id AND r.valid),"
 	" 'base_runs', (SELECT coalesce(jsonb_agg(r.run_id ORDER BY r.id), '[]') FROM run r"

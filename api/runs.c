@@ -13,44 +13,9 @@
 #include "../server/limits.h"
 #include "../server/util.h"
 #include "api.h"
+#include "group_commit.h"
 #include "ingest_decode.h"
 #include "store.h"
-
-struct outcome {
-	long id;
-	enum store_result result;
-};
-
-/* One attempt at the whole batch. Returns the index of a conflicting run, -1
- * when all stored, -2 on a database error (*failed set). */
-static long store_all(PGconn *c, const struct ingest *in, long token_id, struct outcome *out,
-		      PGresult **failed)
-{
-	*failed = db_exec(c, "BEGIN", 0, NULL);
-	if (!db_ok(*failed))
-		return -2;
-	PQclear(*failed);
-	*failed = NULL;
-	for (size_t i = 0; i < in->nruns; i++) {
-		out[i].result = store_run(c, &in->runs[i], token_id, &out[i].id, failed);
-		if (out[i].result == STORE_DB_ERROR)
-			goto rollback;
-		if (out[i].result == STORE_CONFLICT) {
-			PQclear(PQexec(c, "ROLLBACK"));
-			return (long)i;
-		}
-	}
-	*failed = db_exec(c, "COMMIT", 0, NULL);
-	if (!db_ok(*failed))
-		goto rollback;
-	PQclear(*failed);
-	*failed = NULL;
-	return -1;
-rollback:
-	if (PQstatus(c) == CONNECTION_OK)
-		PQclear(PQexec(c, "ROLLBACK"));
-	return -2;
-}
 
 static void answer_run(struct buf *b, const struct run_in *run, long id)
 {
@@ -63,44 +28,35 @@ void api_runs_post(struct request *rq, struct reply *rp)
 {
 	struct decode_error err;
 	struct ingest in;
-	struct outcome *out;
+	struct store_item *items;
 	PGresult *failed = NULL;
 	PGconn *c = NULL;
-	long conflict = -2;
+	long rc;
 	int created = 0;
 
 	if (ingest_decode_runs(rq->body.data ? rq->body.data : "", rq->body.len, &in, &err)) {
 		reply_error(rp, err.status, err.code, err.field, "%s", err.message);
 		return;
 	}
-	out = xcalloc(in.nruns, sizeof(*out));
-	for (int attempt = 0; attempt < LIMIT_TX_RETRIES; attempt++) {
-		PQclear(failed);
-		failed = NULL;
-		c = db_get();
-		if (!c)
-			break;
-		conflict = store_all(c, &in, rq->token_id, out, &failed);
-		if (conflict != -2 || !db_retryable(c, failed))
-			break;
-		db_log_error("ingest attempt", c, failed);
-		if (PQstatus(c) != CONNECTION_OK)
-			db_drop();
+	items = xcalloc(in.nruns, sizeof(*items));
+	for (size_t i = 0; i < in.nruns; i++) {
+		items[i].run = &in.runs[i];
+		items[i].token_id = rq->token_id;
 	}
-	if (!c) {
+	rc = group_store(items, in.nruns, &c, &failed);
+	if (rc == -3) {
 		reply_unavailable(rp);
-	} else if (conflict == -2) {
+	} else if (rc == -2) {
 		reply_db_error(rp, c, failed, "storing the run");
-	} else if (conflict >= 0) {
+	} else if (rc >= 0) {
 		char field[64];
-		snprintf(field, sizeof(field), in.batch ? "runs[%ld].run_id" : "run_id", conflict);
+		snprintf(field, sizeof(field), in.batch ? "runs[%ld].run_id" : "run_id", rc);
 		reply_error(rp, 409, "conflict", field,
-			    "run_id \"%s\" is stored already with other content",
-			    in.runs[conflict].run_id);
+			    "run_id \"%s\" is stored already with other content", in.runs[rc].run_id);
 	} else {
 		struct buf *b = &rp->body;
 		for (size_t i = 0; i < in.nruns; i++) {
-			if (out[i].result == STORE_CREATED) {
+			if (items[i].result == STORE_CREATED) {
 				created = 1;
 				counters.runs_created++;
 				counters.samples_created += in.runs[i].nvalues;
@@ -115,11 +71,11 @@ void api_runs_post(struct request *rq, struct reply *rp)
 			for (size_t i = 0; i < in.nruns; i++) {
 				if (i)
 					buf_putc(b, ',');
-				answer_run(b, &in.runs[i], out[i].id);
+				answer_run(b, &in.runs[i], items[i].id);
 			}
 			buf_putc(b, ']');
 		} else {
-			answer_run(b, &in.runs[0], out[0].id);
+			answer_run(b, &in.runs[0], items[0].id);
 			b->len--; /* reopen the object for "ignored" */
 		}
 		if (json_array_size(in.ignored)) {
@@ -129,7 +85,7 @@ void api_runs_post(struct request *rq, struct reply *rp)
 		buf_putc(b, '}');
 	}
 	PQclear(failed);
-	free(out);
+	free(items);
 	ingest_release(&in);
 }
 

@@ -1,44 +1,52 @@
 /*
  * store.c - the SQL of ingest. Every statement is a constant with $n
  * parameters; JSON documents travel as parameters and PostgreSQL picks
- * their fields, so no value is ever spliced into SQL text.
+ * their fields, so no value is ever spliced into SQL text. Per run: one
+ * statement for the run and its dimensions; per transaction (which may hold
+ * the runs of several requests): one for new metric names, one COPY of all
+ * samples and one for the decision queue.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 
-#include "../server/counters.h"
+#include "../server/buf.h"
 #include "../server/db.h"
+#include "../server/limits.h"
 #include "../server/util.h"
 #include "store.h"
 
-static const char SQL_MACHINE[] =
-	"WITH j AS (SELECT $1::jsonb AS j),"
-	" v AS (SELECT j->>'name' AS name, j->>'cpu_model' AS cpu_model,"
-	"  (j->>'nr_cpus')::numeric::int AS nr_cpus, (j->>'sockets')::numeric::int AS sockets,"
-	"  (j->>'memory_mb')::numeric::bigint AS memory_mb,"
-	"  (j->>'numa_nodes')::numeric::int AS numa_nodes, coalesce(j->'info', '{}') AS info"
-	"  FROM j),"
-	" hit AS (SELECT m.id FROM machine m, v WHERE m.name = v.name"
-	"  AND m.cpu_model IS NOT DISTINCT FROM coalesce(v.cpu_model, m.cpu_model)"
-	"  AND m.nr_cpus IS NOT DISTINCT FROM coalesce(v.nr_cpus, m.nr_cpus)"
-	"  AND m.sockets IS NOT DISTINCT FROM coalesce(v.sockets, m.sockets)"
-	"  AND m.memory_mb IS NOT DISTINCT FROM coalesce(v.memory_mb, m.memory_mb)"
-	"  AND m.numa_nodes IS NOT DISTINCT FROM coalesce(v.numa_nodes, m.numa_nodes)"
-	"  AND m.info @> v.info),"
-	" ins AS (INSERT INTO machine AS m (name, cpu_model, nr_cpus, sockets, memory_mb,"
-	"  numa_nodes, info)"
-	"  SELECT * FROM v WHERE NOT EXISTS (SELECT 1 FROM hit)"
-	"  ON CONFLICT (name) DO UPDATE SET cpu_model = coalesce(EXCLUDED.cpu_model, m.cpu_model),"
-	"  nr_cpus = coalesce(EXCLUDED.nr_cpus, m.nr_cpus),"
-	"  sockets = coalesce(EXCLUDED.sockets, m.sockets),"
-	"  memory_mb = coalesce(EXCLUDED.memory_mb, m.memory_mb),"
-	"  numa_nodes = coalesce(EXCLUDED.numa_nodes, m.numa_nodes),"
-	"  info = m.info || EXCLUDED.info, updated_at = now() RETURNING id)"
-	" SELECT id FROM hit UNION ALL SELECT id FROM ins";
+/* The posted machine as columns, from j (its JSON). */
+#define MACHINE_COLS                                                                       \
+	" j->>'name' AS name, j->>'cpu_model' AS cpu_model,"                               \
+	" (j->>'nr_cpus')::numeric::int AS nr_cpus, (j->>'sockets')::numeric::int AS sockets," \
+	" (j->>'memory_mb')::numeric::bigint AS memory_mb,"                                \
+	" (j->>'numa_nodes')::numeric::int AS numa_nodes, coalesce(j->'info', '{}') AS info"
 
-#define COMMIT_VALUES                                                                        \
-	" v AS (SELECT lower(j->>'sha') AS sha, lower(j->>'parent') AS parent_sha,"          \
+/* A stored machine m that the posted one (v) says nothing new about. */
+#define MACHINE_HIT                                                                 \
+	" m.name = v.name"                                                          \
+	" AND m.cpu_model IS NOT DISTINCT FROM coalesce(v.cpu_model, m.cpu_model)"  \
+	" AND m.nr_cpus IS NOT DISTINCT FROM coalesce(v.nr_cpus, m.nr_cpus)"        \
+	" AND m.sockets IS NOT DISTINCT FROM coalesce(v.sockets, m.sockets)"        \
+	" AND m.memory_mb IS NOT DISTINCT FROM coalesce(v.memory_mb, m.memory_mb)"  \
+	" AND m.numa_nodes IS NOT DISTINCT FROM coalesce(v.numa_nodes, m.numa_nodes)" \
+	" AND m.info @> v.info"
+
+#define MACHINE_UPSERT                                                                     \
+	" INSERT INTO machine AS m (name, cpu_model, nr_cpus, sockets, memory_mb,"         \
+	"  numa_nodes, info) SELECT * FROM mv WHERE NOT EXISTS (SELECT 1 FROM mhit)"       \
+	" ON CONFLICT (name) DO UPDATE SET cpu_model = coalesce(EXCLUDED.cpu_model, m.cpu_model)," \
+	"  nr_cpus = coalesce(EXCLUDED.nr_cpus, m.nr_cpus),"                               \
+	"  sockets = coalesce(EXCLUDED.sockets, m.sockets),"                               \
+	"  memory_mb = coalesce(EXCLUDED.memory_mb, m.memory_mb),"                         \
+	"  numa_nodes = coalesce(EXCLUDED.numa_nodes, m.numa_nodes),"                      \
+	"  info = m.info || EXCLUDED.info, updated_at = now() RETURNING id"
+
+/* The posted commit description as columns, from j. */
+#define COMMIT_COLS                                                                          \
+	" lower(j->>'sha') AS sha, lower(j->>'parent') AS parent_sha,"                       \
 	"  j->>'subject' AS subject, j->>'author' AS author,"                                \
 	"  (j->>'date')::timestamptz AS committed_at, j->>'branch' AS branch,"               \
 	"  j->>'release' AS release, j->>'describe' AS describe, j->>'series' AS series,"    \
@@ -46,96 +54,124 @@ static const char SQL_MACHINE[] =
 	"  substring(j->>'series' from ' v([0-9]{1,9})$')::int AS series_version,"           \
 	"  j->>'message_id' AS message_id,"                                                  \
 	"  CASE WHEN j ? 'files' THEN ARRAY(SELECT jsonb_array_elements_text(j->'files'))"   \
-	"  END AS files FROM j),"
+	"  END AS files"
 
-static const char SQL_COMMIT_SHA[] =
-	"WITH j AS (SELECT $1::jsonb AS j)," COMMIT_VALUES
-	" hit AS (SELECT c.id FROM commits c, v WHERE c.sha = v.sha"
-	"  AND c.parent_sha IS NOT DISTINCT FROM coalesce(v.parent_sha, c.parent_sha)"
-	"  AND c.subject IS NOT DISTINCT FROM coalesce(v.subject, c.subject)"
-	"  AND c.author IS NOT DISTINCT FROM coalesce(v.author, c.author)"
-	"  AND c.committed_at IS NOT DISTINCT FROM coalesce(v.committed_at, c.committed_at)"
-	"  AND c.branch IS NOT DISTINCT FROM coalesce(v.branch, c.branch)"
-	"  AND c.release IS NOT DISTINCT FROM coalesce(v.release, c.release)"
-	"  AND c.describe IS NOT DISTINCT FROM coalesce(v.describe, c.describe)"
-	"  AND c.series IS NOT DISTINCT FROM coalesce(v.series, c.series)"
-	"  AND c.message_id IS NOT DISTINCT FROM coalesce(v.message_id, c.message_id)"
-	"  AND c.files IS NOT DISTINCT FROM coalesce(v.files, c.files)),"
-	" ins AS (INSERT INTO commits AS c (sha, parent_sha, subject, author, committed_at,"
-	"  branch, release, describe, series, series_name, series_version, message_id, files)"
-	"  SELECT * FROM v WHERE NOT EXISTS (SELECT 1 FROM hit)"
-	"  ON CONFLICT (sha) DO UPDATE SET"
-	"  parent_sha = coalesce(EXCLUDED.parent_sha, c.parent_sha),"
-	"  subject = coalesce(EXCLUDED.subject, c.subject),"
-	"  author = coalesce(EXCLUDED.author, c.author),"
-	"  committed_at = coalesce(EXCLUDED.committed_at, c.committed_at),"
-	"  branch = coalesce(EXCLUDED.branch, c.branch),"
-	"  release = coalesce(EXCLUDED.release, c.release),"
-	"  describe = coalesce(EXCLUDED.describe, c.describe),"
-	"  series = coalesce(EXCLUDED.series, c.series),"
-	"  series_name = coalesce(EXCLUDED.series_name, c.series_name),"
-	"  series_version = coalesce(EXCLUDED.series_version, c.series_version),"
-	"  message_id = coalesce(EXCLUDED.message_id, c.message_id),"
-	"  files = coalesce(EXCLUDED.files, c.files) RETURNING id)"
-	" SELECT id FROM hit UNION ALL SELECT id FROM ins";
+#define COMMIT_HIT_SHA                                                                       \
+	" c.sha = v.sha"                                                                     \
+	"  AND c.parent_sha IS NOT DISTINCT FROM coalesce(v.parent_sha, c.parent_sha)"       \
+	"  AND c.subject IS NOT DISTINCT FROM coalesce(v.subject, c.subject)"                \
+	"  AND c.author IS NOT DISTINCT FROM coalesce(v.author, c.author)"                   \
+	"  AND c.committed_at IS NOT DISTINCT FROM coalesce(v.committed_at, c.committed_at)" \
+	"  AND c.branch IS NOT DISTINCT FROM coalesce(v.branch, c.branch)"                   \
+	"  AND c.release IS NOT DISTINCT FROM coalesce(v.release, c.release)"                \
+	"  AND c.describe IS NOT DISTINCT FROM coalesce(v.describe, c.describe)"             \
+	"  AND c.series IS NOT DISTINCT FROM coalesce(v.series, c.series)"                   \
+	"  AND c.message_id IS NOT DISTINCT FROM coalesce(v.message_id, c.message_id)"       \
+	"  AND c.files IS NOT DISTINCT FROM coalesce(v.files, c.files)"
 
+#define COMMIT_INSERT                                                                        \
+	" INSERT INTO commits AS c (sha, parent_sha, subject, author, committed_at,"         \
+	"  branch, release, describe, series, series_name, series_version, message_id, files)" \
+	"  SELECT * FROM cv WHERE NOT EXISTS (SELECT 1 FROM chit)"
+
+#define COMMIT_CONFLICT_SHA                                                                  \
+	" ON CONFLICT (sha) DO UPDATE SET"                                                   \
+	"  parent_sha = coalesce(EXCLUDED.parent_sha, c.parent_sha),"                        \
+	"  subject = coalesce(EXCLUDED.subject, c.subject),"                                 \
+	"  author = coalesce(EXCLUDED.author, c.author),"                                    \
+	"  committed_at = coalesce(EXCLUDED.committed_at, c.committed_at),"                  \
+	"  branch = coalesce(EXCLUDED.branch, c.branch),"                                    \
+	"  release = coalesce(EXCLUDED.release, c.release),"                                 \
+	"  describe = coalesce(EXCLUDED.describe, c.describe),"                              \
+	"  series = coalesce(EXCLUDED.series, c.series),"                                    \
+	"  series_name = coalesce(EXCLUDED.series_name, c.series_name),"                     \
+	"  series_version = coalesce(EXCLUDED.series_version, c.series_version),"            \
+	"  message_id = coalesce(EXCLUDED.message_id, c.message_id),"                        \
+	"  files = coalesce(EXCLUDED.files, c.files) RETURNING id"
+
+#define COMMIT_HIT_RELEASE " c.sha IS NULL AND c.release = v.release"
+#define COMMIT_CONFLICT_RELEASE                                                              \
+	" ON CONFLICT (release) WHERE sha IS NULL DO UPDATE SET release = EXCLUDED.release"  \
+	" RETURNING id"
+
+#define COMMIT_UPSERT(HIT, CONFLICT)                                                 \
+	"WITH cv AS (SELECT" COMMIT_COLS " FROM (SELECT $1::jsonb AS j) s),"          \
+	" chit AS (SELECT c.id FROM commits c, cv v WHERE" HIT "),"                   \
+	" cins AS (" COMMIT_INSERT CONFLICT ")"                                       \
+	" SELECT id FROM chit UNION ALL SELECT id FROM cins"
+
+static const char SQL_COMMIT_SHA[] = COMMIT_UPSERT(COMMIT_HIT_SHA, COMMIT_CONFLICT_SHA);
 static const char SQL_COMMIT_RELEASE[] =
-	"WITH j AS (SELECT $1::jsonb AS j)," COMMIT_VALUES
-	" hit AS (SELECT c.id FROM commits c, v WHERE c.sha IS NULL AND c.release = v.release),"
-	" ins AS (INSERT INTO commits AS c (sha, parent_sha, subject, author, committed_at,"
-	"  branch, release, describe, series, series_name, series_version, message_id, files)"
-	"  SELECT * FROM v WHERE NOT EXISTS (SELECT 1 FROM hit)"
-	"  ON CONFLICT (release) WHERE sha IS NULL DO UPDATE SET release = EXCLUDED.release"
-	"  RETURNING id)"
-	" SELECT id FROM hit UNION ALL SELECT id FROM ins";
+	COMMIT_UPSERT(COMMIT_HIT_RELEASE, COMMIT_CONFLICT_RELEASE);
 
-static const char SQL_TEST[] =
-	"WITH hit AS (SELECT id FROM test WHERE suite = $1 AND params = $2::jsonb),"
-	" ins AS (INSERT INTO test (suite, params) SELECT $1, $2::jsonb"
-	"  WHERE NOT EXISTS (SELECT 1 FROM hit)"
-	"  ON CONFLICT (suite, params) DO UPDATE SET suite = EXCLUDED.suite RETURNING id)"
-	" SELECT id FROM hit UNION ALL SELECT id FROM ins";
+/*
+ * A run with its four dimensions in one statement (one round trip):
+ * $1 machine, $2 commit, $3 suite, $4 params, $5 variant (JSON), $6 run_id,
+ * $7 token id, $8 the run document. Each dimension is read first and written
+ * only when new, so concurrent collectors do not queue behind row locks.
+ * Answers one row: the run's id and received_at (NULL when the run_id is
+ * stored already) and the dimension ids.
+ */
+#define RUN_INSERT(COMMIT_HIT, COMMIT_CONFLICT)                                               \
+	"WITH mv AS (SELECT" MACHINE_COLS " FROM (SELECT $1::jsonb AS j) s),"                 \
+	" mhit AS (SELECT m.id FROM machine m, mv v WHERE" MACHINE_HIT "),"                   \
+	" mins AS (" MACHINE_UPSERT "),"                                                      \
+	" cv AS (SELECT" COMMIT_COLS " FROM (SELECT $2::jsonb AS j) s),"                      \
+	" chit AS (SELECT c.id FROM commits c, cv v WHERE" COMMIT_HIT "),"                    \
+	" cins AS (" COMMIT_INSERT COMMIT_CONFLICT "),"                                       \
+	" thit AS (SELECT id FROM test WHERE suite = $3 AND params = $4::jsonb),"             \
+	" tins AS (INSERT INTO test (suite, params) SELECT $3, $4::jsonb"                     \
+	"  WHERE NOT EXISTS (SELECT 1 FROM thit)"                                             \
+	"  ON CONFLICT (suite, params) DO UPDATE SET suite = EXCLUDED.suite RETURNING id),"   \
+	" vhit AS (SELECT id FROM variant WHERE knobs = $5::jsonb),"                          \
+	" vins AS (INSERT INTO variant (knobs) SELECT $5::jsonb"                              \
+	"  WHERE NOT EXISTS (SELECT 1 FROM vhit)"                                             \
+	"  ON CONFLICT (knobs) DO UPDATE SET knobs = EXCLUDED.knobs RETURNING id),"           \
+	" d AS (SELECT (SELECT id FROM mhit UNION ALL SELECT id FROM mins) AS machine_id,"    \
+	"  (SELECT id FROM chit UNION ALL SELECT id FROM cins) AS commit_id,"                 \
+	"  (SELECT id FROM thit UNION ALL SELECT id FROM tins) AS test_id,"                   \
+	"  (SELECT id FROM vhit UNION ALL SELECT id FROM vins) AS variant_id),"               \
+	" r AS (INSERT INTO run (run_id, machine_id, commit_id, test_id, variant_id, release," \
+	"  started_at, duration_s, exit_status, token_id, doc)"                               \
+	"  SELECT $6::text, d.machine_id, d.commit_id, d.test_id, d.variant_id,"              \
+	"  x->'kernel'->>'release', (x->>'started_at')::timestamptz,"                         \
+	"  (x->>'duration_s')::float8, (x->>'exit_status')::numeric::int, $7::bigint, x"      \
+	"  FROM d, (SELECT $8::jsonb AS x) s"                                                 \
+	"  ON CONFLICT (run_id) DO NOTHING RETURNING id, received_at)"                        \
+	" SELECT r.id, r.received_at, d.machine_id, d.commit_id, d.test_id, d.variant_id"     \
+	" FROM d LEFT JOIN r ON true"
 
-static const char SQL_VARIANT[] =
-	"WITH hit AS (SELECT id FROM variant WHERE knobs = $1::jsonb),"
-	" ins AS (INSERT INTO variant (knobs) SELECT $1::jsonb"
-	"  WHERE NOT EXISTS (SELECT 1 FROM hit)"
-	"  ON CONFLICT (knobs) DO UPDATE SET knobs = EXCLUDED.knobs RETURNING id)"
-	" SELECT id FROM hit UNION ALL SELECT id FROM ins";
-
-static const char SQL_RUN[] =
-	"INSERT INTO run (run_id, machine_id, commit_id, test_id, variant_id, release,"
-	" started_at, duration_s, exit_status, token_id, doc)"
-	" SELECT $1, $2, $3, $4, $5, d->'kernel'->>'release', (d->>'started_at')::timestamptz,"
-	" (d->>'duration_s')::float8, (d->>'exit_status')::numeric::int, $6, d"
-	" FROM (SELECT $7::jsonb AS d) s"
-	" ON CONFLICT (run_id) DO NOTHING RETURNING id";
+static const char SQL_RUN_SHA[] = RUN_INSERT(COMMIT_HIT_SHA, COMMIT_CONFLICT_SHA);
+static const char SQL_RUN_RELEASE[] = RUN_INSERT(COMMIT_HIT_RELEASE, COMMIT_CONFLICT_RELEASE);
 
 /* Equality of jsonb ignores key order, white space and number spelling. */
 static const char SQL_RUN_SAME[] = "SELECT id, doc = $2::jsonb FROM run WHERE run_id = $1";
 
-/* Sorted, so concurrent runs insert new names in one order and cannot deadlock. */
+/*
+ * Ids of metric names ($1, with units $2 and directions $3 for new ones),
+ * inserting the new ones in name order so concurrent transactions cannot
+ * deadlock. A name committed by another transaction after this statement's
+ * snapshot is missing from the answer; the caller reads it again.
+ */
 static const char SQL_METRICS[] =
-	"INSERT INTO metric (name, unit, direction)"
-	" SELECT k, r.doc->'units'->>k, r.doc->'directions'->>k"
-	" FROM run r, jsonb_object_keys(r.doc->'metrics') k"
-	" WHERE r.id = $1 AND NOT EXISTS (SELECT 1 FROM metric m WHERE m.name = k)"
-	" ORDER BY k ON CONFLICT (name) DO NOTHING";
+	"WITH n AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS n(name, unit, dir)),"
+	" ins AS (INSERT INTO metric (name, unit, direction)"
+	"  SELECT name, unit, dir FROM n WHERE NOT EXISTS (SELECT 1 FROM metric m"
+	"  WHERE m.name = n.name) ORDER BY name ON CONFLICT (name) DO NOTHING RETURNING id, name)"
+	" SELECT id, name FROM ins UNION ALL SELECT m.id, m.name FROM metric m JOIN n USING (name)";
 
-static const char SQL_SAMPLES[] =
-	"INSERT INTO sample (run_id, metric_id, iteration, value)"
-	" SELECT r.id, m.id, (e.i - 1)::int, e.v::float8"
-	" FROM run r CROSS JOIN LATERAL jsonb_each(r.doc->'metrics') AS kv(name, vals)"
-	" JOIN metric m ON m.name = kv.name"
-	" CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(kv.vals) = 'array'"
-	"  THEN kv.vals ELSE jsonb_build_array(kv.vals) END) WITH ORDINALITY AS e(v, i)"
-	" WHERE r.id = $1";
+static const char SQL_METRICS_AGAIN[] = "SELECT id, name FROM metric WHERE name = ANY($1::text[])";
 
-/* Ask the decision worker to (re)decide this key group; a run arriving while
+static const char SQL_COPY[] =
+	"COPY sample (at, run_id, metric_id, iteration, value) FROM STDIN";
+
+/* Ask the decision worker to (re)decide these key groups (sorted, so
+ * concurrent transactions lock queue rows in one order); a run arriving while
  * the worker decides bumps version, so the entry survives for another pass. */
 static const char SQL_QUEUE[] =
 	"INSERT INTO decision_queue (commit_id, machine_id, test_id, variant_id)"
-	" VALUES ($1, $2, $3, $4) ON CONFLICT (commit_id, machine_id, test_id, variant_id)"
+	" SELECT DISTINCT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[])"
+	" ORDER BY 1, 2, 3, 4 ON CONFLICT (commit_id, machine_id, test_id, variant_id)"
 	" DO UPDATE SET version = decision_queue.version + 1, queued_at = now()";
 
 /* Run a statement that answers one id. 0 on a database error (*failed set). */
@@ -165,11 +201,223 @@ long store_commit(PGconn *c, const char *commit_json, int has_sha, PGresult **fa
 	return one_id(c, has_sha ? SQL_COMMIT_SHA : SQL_COMMIT_RELEASE, 1, params, failed);
 }
 
-static int exec_ok(PGconn *c, const char *sql, const char *id, PGresult **failed)
+/* ---- metric ids: a process-wide cache of names known to be committed ---- */
+
+static pthread_mutex_t metric_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct strmap metric_cache;
+
+void store_publish(struct strmap *fresh)
 {
-	const char *params[1] = {id};
-	PGresult *r = db_exec(c, sql, 1, params);
+	pthread_mutex_lock(&metric_lock);
+	for (size_t i = 0; i < fresh->cap; i++)
+		if (fresh->slots[i].key && metric_cache.len < LIMIT_METRIC_CACHE)
+			strmap_put(&metric_cache, fresh->slots[i].key, fresh->slots[i].val);
+	pthread_mutex_unlock(&metric_lock);
+	strmap_release(fresh);
+}
+
+void store_forget_metrics(void)
+{
+	pthread_mutex_lock(&metric_lock);
+	strmap_release(&metric_cache);
+	pthread_mutex_unlock(&metric_lock);
+}
+
+static long metric_id(const struct strmap *fresh, const char *name)
+{
+	long id = strmap_get(fresh, name);
+	if (!id) {
+		pthread_mutex_lock(&metric_lock);
+		id = strmap_get(&metric_cache, name);
+		pthread_mutex_unlock(&metric_lock);
+	}
+	return id;
+}
+
+/* One element of a PostgreSQL array literal: NULL or a quoted string. */
+static void array_elem(struct buf *b, const char *s)
+{
+	if (b->len > 1)
+		buf_putc(b, ',');
+	if (!s) {
+		buf_puts(b, "NULL");
+		return;
+	}
+	buf_putc(b, '"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			buf_putc(b, '\\');
+		buf_putc(b, *s);
+	}
+	buf_putc(b, '"');
+}
+
+static int metrics_answer(PGresult *r, struct strmap *fresh)
+{
+	for (int i = 0; i < PQntuples(r); i++)
+		strmap_put(fresh, PQgetvalue(r, i, 1), strtol(PQgetvalue(r, i, 0), NULL, 10));
+	PQclear(r);
+	return 0;
+}
+
+/* Resolve every metric name of the created runs into fresh (those not cached),
+ * creating the new ones with the unit and direction of their first run. */
+static int resolve_metrics(PGconn *c, struct store_item *items, size_t n, struct strmap *fresh,
+			   PGresult **failed)
+{
+	struct buf names = {0}, units = {0}, dirs = {0};
+	struct strmap asked = {0};
+	const char *params[3];
+	size_t nasked = 0, known = fresh->len;
+	PGresult *r;
+	int rc = 0;
+
+	buf_putc(&names, '{');
+	buf_putc(&units, '{');
+	buf_putc(&dirs, '{');
+	for (size_t i = 0; i < n; i++) {
+		json_t *run = items[i].run->json, *vals;
+		json_t *u = json_object_get(run, "units"), *d = json_object_get(run, "directions");
+		const char *name;
+
+		if (items[i].result != STORE_CREATED)
+			continue;
+		json_object_foreach(json_object_get(run, "metrics"), name, vals) {
+			if (metric_id(fresh, name) || strmap_get(&asked, name))
+				continue;
+			strmap_put(&asked, name, 1);
+			nasked++;
+			array_elem(&names, name);
+			array_elem(&units, json_string_value(json_object_get(u, name)));
+			array_elem(&dirs, json_string_value(json_object_get(d, name)));
+		}
+	}
+	buf_putc(&names, '}');
+	buf_putc(&units, '}');
+	buf_putc(&dirs, '}');
+	params[0] = names.data;
+	params[1] = units.data;
+	params[2] = dirs.data;
+	if (nasked) {
+		r = db_exec(c, SQL_METRICS, 3, params);
+		if (!db_ok(r)) {
+			*failed = r;
+			rc = -1;
+		} else if (metrics_answer(r, fresh), fresh->len - known < nasked) {
+			r = db_exec(c, SQL_METRICS_AGAIN, 1, params);
+			if (!db_ok(r)) {
+				*failed = r;
+				rc = -1;
+			} else {
+				metrics_answer(r, fresh);
+			}
+		}
+	}
+	strmap_release(&asked);
+	buf_release(&names);
+	buf_release(&units);
+	buf_release(&dirs);
+	return rc;
+}
+
+static int copy_flush(PGconn *c, struct buf *b)
+{
+	int rc = b->len ? PQputCopyData(c, b->data, (int)b->len) : 1;
+	b->len = 0;
+	return rc == 1 ? 0 : -1;
+}
+
+/* COPY the samples of the created runs: one line per value. */
+static int copy_samples(PGconn *c, struct store_item *items, size_t n, const struct strmap *fresh,
+			PGresult **failed)
+{
+	struct buf b = {0};
+	PGresult *r = PQexec(c, SQL_COPY);
+	int rc = 0;
+
+	if (PQresultStatus(r) != PGRES_COPY_IN) {
+		*failed = r;
+		return -1;
+	}
+	PQclear(r);
+	for (size_t i = 0; i < n && !rc; i++) {
+		json_t *vals, *v;
+		const char *name;
+
+		if (items[i].result != STORE_CREATED)
+			continue;
+		json_object_foreach(json_object_get(items[i].run->json, "metrics"), name, vals) {
+			long mid = metric_id(fresh, name);
+			size_t k;
+
+			if (!mid) { /* cannot happen: resolve_metrics found every name */
+				rc = -1;
+				break;
+			}
+			if (!json_is_array(vals)) {
+				buf_printf(&b, "%s\t%ld\t%ld\t0\t%.17g\n", items[i].at, items[i].id, mid,
+					   json_number_value(vals));
+				continue;
+			}
+			json_array_foreach(vals, k, v)
+				buf_printf(&b, "%s\t%ld\t%ld\t%zu\t%.17g\n", items[i].at, items[i].id, mid,
+					   k, json_number_value(v));
+			if (b.len >= 256 * 1024 && copy_flush(c, &b))
+				rc = -1;
+		}
+	}
+	if (!rc)
+		rc = copy_flush(c, &b);
+	buf_release(&b);
+	if (PQputCopyEnd(c, rc ? "kperfd: a metric id was not found" : NULL) != 1)
+		rc = -1;
+	r = PQgetResult(c);
 	if (!db_ok(r)) {
+		*failed = r;
+		rc = -1;
+		while ((r = PQgetResult(c))) /* drain to the end of the COPY */
+			PQclear(r);
+	} else {
+		PQclear(r);
+		while ((r = PQgetResult(c)))
+			PQclear(r);
+	}
+	if (rc && !*failed)
+		*failed = PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
+	return rc;
+}
+
+static void array_id(struct buf *b, long id)
+{
+	buf_printf(b, "%s%ld", b->len > 1 ? "," : "", id);
+}
+
+static int queue_decisions(PGconn *c, struct store_item *items, size_t n, PGresult **failed)
+{
+	struct buf a[4] = {{0}};
+	const char *params[4];
+	PGresult *r;
+	int any = 0;
+
+	for (int k = 0; k < 4; k++)
+		buf_putc(&a[k], '{');
+	for (size_t i = 0; i < n; i++) {
+		if (items[i].result != STORE_CREATED)
+			continue;
+		array_id(&a[0], items[i].commit);
+		array_id(&a[1], items[i].machine);
+		array_id(&a[2], items[i].test);
+		array_id(&a[3], items[i].variant);
+		any = 1;
+	}
+	for (int k = 0; k < 4; k++) {
+		buf_putc(&a[k], '}');
+		params[k] = a[k].data;
+	}
+	r = any ? db_exec(c, SQL_QUEUE, 4, params) : NULL;
+	for (int k = 0; k < 4; k++)
+		buf_release(&a[k]);
+	if (r && !db_ok(r)) {
 		*failed = r;
 		return -1;
 	}
@@ -177,73 +425,66 @@ static int exec_ok(PGconn *c, const char *sql, const char *id, PGresult **failed
 	return 0;
 }
 
-enum store_result store_run(PGconn *c, const struct run_in *run, long token_id, long *id,
-			    PGresult **failed)
+/* Insert one run with its dimensions; 0, 1 when its run_id was stored already
+ * (item->result says whether with equal content), -1 on a database error. */
+static int insert_run(PGconn *c, struct store_item *it, PGresult **failed)
 {
-	char machine[24], commit[24], test[24], variant[24], token[24], rid[24];
-	const char *params[7];
-	long mid, cid, tid, vid;
+	const struct run_in *run = it->run;
+	char token[24];
+	const char *params[8] = {run->machine, run->commit, run->suite, run->params, run->variant,
+				 run->run_id, NULL, run->doc};
 	PGresult *r;
 
-	*failed = NULL;
-	params[0] = run->machine;
-	if (!(mid = one_id(c, SQL_MACHINE, 1, params, failed)))
-		return STORE_DB_ERROR;
-	if (!(cid = store_commit(c, run->commit, run->has_sha, failed)))
-		return STORE_DB_ERROR;
-	params[0] = run->suite;
-	params[1] = run->params;
-	if (!(tid = one_id(c, SQL_TEST, 2, params, failed)))
-		return STORE_DB_ERROR;
-	params[0] = run->variant;
-	if (!(vid = one_id(c, SQL_VARIANT, 1, params, failed)))
-		return STORE_DB_ERROR;
-
-	snprintf(machine, sizeof(machine), "%ld", mid);
-	snprintf(commit, sizeof(commit), "%ld", cid);
-	snprintf(test, sizeof(test), "%ld", tid);
-	snprintf(variant, sizeof(variant), "%ld", vid);
-	snprintf(token, sizeof(token), "%ld", token_id);
+	snprintf(token, sizeof(token), "%ld", it->token_id);
+	params[6] = it->token_id > 0 ? token : NULL;
+	r = db_exec(c, run->has_sha ? SQL_RUN_SHA : SQL_RUN_RELEASE, 8, params);
+	if (!db_ok(r) || PQntuples(r) != 1) {
+		*failed = r;
+		return -1;
+	}
+	it->machine = strtol(PQgetvalue(r, 0, 2), NULL, 10);
+	it->commit = strtol(PQgetvalue(r, 0, 3), NULL, 10);
+	it->test = strtol(PQgetvalue(r, 0, 4), NULL, 10);
+	it->variant = strtol(PQgetvalue(r, 0, 5), NULL, 10);
+	if (!PQgetisnull(r, 0, 0)) {
+		it->id = strtol(PQgetvalue(r, 0, 0), NULL, 10);
+		snprintf(it->at, sizeof(it->at), "%s", PQgetvalue(r, 0, 1));
+		it->result = STORE_CREATED;
+		PQclear(r);
+		return 0;
+	}
+	PQclear(r);
 	params[0] = run->run_id;
-	params[1] = machine;
-	params[2] = commit;
-	params[3] = test;
-	params[4] = variant;
-	params[5] = token_id > 0 ? token : NULL;
-	params[6] = run->doc;
-	r = db_exec(c, SQL_RUN, 7, params);
-	if (!db_ok(r)) {
+	params[1] = run->doc;
+	r = db_exec(c, SQL_RUN_SAME, 2, params);
+	if (!db_ok(r) || PQntuples(r) != 1) {
 		*failed = r;
-		return STORE_DB_ERROR;
+		return -1;
 	}
-	if (PQntuples(r) == 0) {
-		int same;
-		PQclear(r);
-		params[1] = run->doc;
-		r = db_exec(c, SQL_RUN_SAME, 2, params);
-		if (!db_ok(r) || PQntuples(r) != 1) {
-			*failed = r;
-			return STORE_DB_ERROR;
-		}
-		*id = strtol(PQgetvalue(r, 0, 0), NULL, 10);
-		same = !strcmp(PQgetvalue(r, 0, 1), "t");
-		PQclear(r);
-		return same ? STORE_SAME : STORE_CONFLICT;
-	}
-	*id = strtol(PQgetvalue(r, 0, 0), NULL, 10);
+	it->id = strtol(PQgetvalue(r, 0, 0), NULL, 10);
+	it->result = !strcmp(PQgetvalue(r, 0, 1), "t") ? STORE_SAME : STORE_CONFLICT;
 	PQclear(r);
-	snprintf(rid, sizeof(rid), "%ld", *id);
-	if (exec_ok(c, SQL_METRICS, rid, failed) || exec_ok(c, SQL_SAMPLES, rid, failed))
-		return STORE_DB_ERROR;
-	params[0] = commit;
-	params[1] = machine;
-	params[2] = test;
-	params[3] = variant;
-	r = db_exec(c, SQL_QUEUE, 4, params);
-	if (!db_ok(r)) {
-		*failed = r;
-		return STORE_DB_ERROR;
+	return 1;
+}
+
+long store_runs(PGconn *c, struct store_item *items, size_t n, struct strmap *fresh,
+		PGresult **failed)
+{
+	int any = 0;
+
+	*failed = NULL;
+	for (size_t i = 0; i < n; i++) {
+		int rc = insert_run(c, &items[i], failed);
+		if (rc < 0)
+			return -2;
+		if (rc == 1 && items[i].result == STORE_CONFLICT)
+			return (long)i;
+		any |= rc == 0;
 	}
-	PQclear(r);
-	return STORE_CREATED;
+	if (!any)
+		return -1;
+	if (resolve_metrics(c, items, n, fresh, failed) || copy_samples(c, items, n, fresh, failed) ||
+	    queue_decisions(c, items, n, failed))
+		return -2;
+	return -1;
 }

@@ -1,17 +1,28 @@
 /*
- * store.h - writing the dimensions of a run (machine, commit, test, variant)
- * and a run with its samples, inside the caller's transaction. Each upsert
- * reads first and writes only what is new, so concurrent collectors posting
- * for one machine and commit do not queue behind each other's row locks.
+ * store.h - writing runs, their dimensions (machine, commit, test, variant)
+ * and their samples inside the caller's transaction. Each dimension is read
+ * first and written only when new, so concurrent collectors posting for one
+ * machine and commit do not queue behind each other's row locks.
  */
 #ifndef KPERF_STORE_H
 #define KPERF_STORE_H
 
 #include <libpq-fe.h>
 
+#include "../server/strmap.h"
 #include "ingest_decode.h"
 
 enum store_result { STORE_CREATED, STORE_SAME, STORE_CONFLICT, STORE_DB_ERROR };
+
+/* One run to store; the caller sets run and token_id, store_runs the rest. */
+struct store_item {
+	const struct run_in *run;
+	long token_id;                       /* 0: none */
+	enum store_result result;            /* CREATED, SAME or CONFLICT */
+	long id;                             /* run.id */
+	long machine, commit, test, variant; /* its dimensions' ids */
+	char at[48];                         /* run.received_at, as PostgreSQL wrote it */
+};
 
 /*
  * Upsert a commit description (JSON with sha, or with release only when
@@ -21,11 +32,19 @@ enum store_result { STORE_CREATED, STORE_SAME, STORE_CONFLICT, STORE_DB_ERROR };
 long store_commit(PGconn *c, const char *commit_json, int has_sha, PGresult **failed);
 
 /*
- * Store one run and its samples; *id gets the run's id. STORE_SAME when the
- * run_id exists with equal content, STORE_CONFLICT when with other content,
- * STORE_DB_ERROR with *failed set as above.
+ * Store n runs with their samples and queue their decisions. Returns -1 when
+ * every run is stored or found stored with equal content; the index of the
+ * first run stored already with other content (roll back); -2 on a database
+ * error (*failed set; roll back). Metric ids learnt on the way go into fresh:
+ * give them to store_publish after COMMIT, strmap_release them after ROLLBACK.
  */
-enum store_result store_run(PGconn *c, const struct run_in *run, long token_id, long *id,
-			    PGresult **failed);
+long store_runs(PGconn *c, struct store_item *items, size_t n, struct strmap *fresh,
+		PGresult **failed);
+
+/* Remember committed metric ids for later transactions (releases fresh). */
+void store_publish(struct strmap *fresh);
+
+/* Drop the remembered metric ids (tests; a database that was reset). */
+void store_forget_metrics(void);
 
 #endif

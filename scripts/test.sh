@@ -36,12 +36,15 @@ if [ -f tests/fuzz/fuzz.mk ]; then
 	make -s fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-3}" || status=1
 fi
 echo "== tests (build/)"
-KPERF_BIN=build/kperfd build/tests/kperf-tests --jobs "$jobs" "$@" || status=1
+KPERF_BIN=build/kperfd build/tests/kperf-tests --jobs "$jobs" "$@" 2>&1 | tee "$tmp/plain.out" || status=1
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
 if [ -x build/tests/collect-tests ]; then
 	echo "== collector tests (build/)"
-	KPERF_BIN=build/kperfd KPERF_COLLECT_BIN=build/kperf-collect build/tests/collect-tests --jobs "$jobs" "$@" || status=1
+	KPERF_BIN=build/kperfd KPERF_COLLECT_BIN=build/kperf-collect build/tests/collect-tests --jobs "$jobs" "$@" 2>&1 | tee "$tmp/collect.out" || status=1
+	[ "${PIPESTATUS[0]}" = 0 ] || status=1
 	echo "== collector tests under ASan + UBSan (build-asan/)"
-	KPERF_BIN=build-asan/kperfd KPERF_COLLECT_BIN=build-asan/kperf-collect build-asan/tests/collect-tests --jobs "$jobs" "$@" || status=1
+	KPERF_BIN=build-asan/kperfd KPERF_COLLECT_BIN=build-asan/kperf-collect build-asan/tests/collect-tests --jobs "$jobs" "$@" 2>&1 | tee "$tmp/collect-asan.out" || status=1
+	[ "${PIPESTATUS[0]}" = 0 ] || status=1
 fi
 echo "== tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)"
 KPERF_BIN=build-asan/kperfd build-asan/tests/kperf-tests --jobs "$jobs" "$@" 2>&1 | tee "$tmp/asan.out" || status=1
@@ -75,6 +78,11 @@ if grep -l -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$tmp"/*/
 	echo "sanitizer reports in kperfd logs above" >&2
 	status=1
 fi
+# Repeat what failed where the tail of the log shows it (CI keeps only the tail).
+for f in "$tmp"/plain.out "$tmp"/collect.out "$tmp"/collect-asan.out "$tmp"/asan.out; do
+	[ -f "$f" ] || continue
+	grep -E '^\[(FAIL|----)\]|CRASH|Timed out|signal' "$f" | grep -v -E '^\[----\] *$' | sed "s|^|$(basename "$f" .out): |" | tail -n 20
+done
 echo "make test: $(( $(date +%s) - start )) s, $([ $status = 0 ] && echo PASS || echo FAIL)"
 grep 'Synthesis:' "$tmp/asan.out" | tail -n 1
 exit $status

@@ -26,14 +26,16 @@ static const char SQL_SIDE_RUNS[] =
 	" ORDER BY r.id";
 
 static const char SQL_SIDE_SAMPLES[] =
-	"SELECT s.run_id, s.metric_id, s.value FROM sample s"
-	" WHERE s.run_id = ANY($1::bigint[])"
+	"SELECT s.run_id, s.metric_id, s.value"
+	" FROM run r JOIN sample s ON s.run_id = r.id AND s.at = r.received_at"
+	" WHERE r.id = ANY($1::bigint[])"
 	"  AND ($2::text IS NULL OR s.metric_id IN (SELECT id FROM metric WHERE name LIKE $2))"
 	" ORDER BY s.run_id, s.metric_id, s.iteration";
 
 static const char SQL_SIDE_METRICS[] =
 	"SELECT id, name, coalesce(direction, '') FROM metric"
-	" WHERE id IN (SELECT DISTINCT metric_id FROM sample WHERE run_id = ANY($1::bigint[]))"
+	" WHERE id IN (SELECT DISTINCT s.metric_id FROM run r"
+	"  JOIN sample s ON s.run_id = r.id AND s.at = r.received_at WHERE r.id = ANY($1::bigint[]))"
 	" ORDER BY id";
 
 struct side_run {

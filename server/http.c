@@ -550,10 +550,12 @@ int http_start(void)
 		log_error("listen address \"%s\" is not an IPv4 or IPv6 address", cfg.listen);
 		return -1;
 	}
+	/* Threads mostly wait for PostgreSQL: four per core keep the cores busy
+	 * and give group commit concurrent requests to gather. */
 	if (threads <= 0)
-		threads = sysconf(_SC_NPROCESSORS_ONLN);
+		threads = 4 * sysconf(_SC_NPROCESSORS_ONLN);
 	if (threads <= 0)
-		threads = 1;
+		threads = 4;
 	if (threads > LIMIT_THREADS_MAX)
 		threads = LIMIT_THREADS_MAX;
 	daemon_handle = MHD_start_daemon(

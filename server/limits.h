@@ -65,6 +65,13 @@
 #define LIMIT_DB_CONNECT_TIMEOUT_S 3
 /* Attempts of one transaction that lost a deadlock or serialization race. */
 #define LIMIT_TX_RETRIES 5
+
+/* Metric name -> id entries kperfd keeps in memory (about 100 bytes each). */
+#define LIMIT_METRIC_CACHE 100000
+
+/* Group commit: runs and values stored in one transaction for several requests. */
+#define LIMIT_GROUP_RUNS 256
+#define LIMIT_GROUP_VALUES 400000
 /* Authentication failures from one address within the window, then 429 for
  * the block time: guessing a 256-bit token is hopeless, but this keeps logs
  * and the database quiet. */

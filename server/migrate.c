@@ -44,6 +44,25 @@ static int current_version(PGconn *c, char *err, size_t errlen)
 	return (int)v;
 }
 
+/* The sample partitions of this month and the next two (migration 005). */
+#define SQL_PARTITIONS "SELECT kperf_sample_partitions(now(), now() + interval '2 months')"
+
+int migrate_partitions(PGconn *c)
+{
+	char err[512];
+	int rc;
+
+	if (simple(c, "SELECT pg_advisory_lock(" MIGRATE_LOCK_KEY ")", err, sizeof(err))) {
+		log_error("sample partitions: %s", err);
+		return -1;
+	}
+	rc = simple(c, SQL_PARTITIONS, err, sizeof(err));
+	if (rc)
+		log_error("sample partitions: %s", err);
+	PQclear(PQexec(c, "SELECT pg_advisory_unlock(" MIGRATE_LOCK_KEY ")"));
+	return rc ? -1 : 0;
+}
+
 int migrate_run(PGconn *c, char *err, size_t errlen)
 {
 	int cur, applied = 0, latest = migrate_latest();
@@ -101,6 +120,8 @@ int migrate_run(PGconn *c, char *err, size_t errlen)
 			goto fail;
 		applied++;
 	}
+	if (latest >= 5 && simple(c, SQL_PARTITIONS, err, errlen))
+		goto fail;
 	PQclear(PQexec(c, "SELECT pg_advisory_unlock(" MIGRATE_LOCK_KEY ")"));
 	return applied;
 fail:

@@ -28,4 +28,8 @@ int migrate_run(PGconn *c, char *err, size_t errlen);
 /* The newest schema version this binary knows. */
 int migrate_latest(void);
 
+/* Make the sample partitions of this month and the next two that are missing
+ * (kperfd does at start and hourly). 0, or -1 with the error logged. */
+int migrate_partitions(PGconn *c);
+
 #endif

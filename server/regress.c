@@ -20,6 +20,7 @@
 #include "counters.h"
 #include "db.h"
 #include "jsonw.h"
+#include "migrate.h"
 #include "regress.h"
 #include "stats_lkp.h"
 #include "trend.h"
@@ -86,7 +87,7 @@ static const char SQL_HISTORY[] =
 	"WITH hc AS (SELECT r.commit_id FROM run r WHERE r.machine_id = $1 AND r.test_id = $2"
 	"  AND r.variant_id = $3 AND r.valid AND r.commit_id <> ALL($4::bigint[])"
 	"  GROUP BY r.commit_id ORDER BY max(r.id) DESC LIMIT $5)"
-	" SELECT mt.name, r.commit_id, s.value FROM run r JOIN sample s ON s.run_id = r.id"
+	" SELECT mt.name, r.commit_id, s.value FROM run r JOIN sample s ON s.run_id = r.id AND s.at = r.received_at"
 	" JOIN metric mt ON mt.id = s.metric_id"
 	" WHERE r.commit_id IN (SELECT commit_id FROM hc) AND r.machine_id = $1"
 	"  AND r.test_id = $2 AND r.variant_id = $3 AND r.valid"
@@ -546,10 +547,16 @@ int regress_step(PGconn *c)
 
 static void *worker_main(void *arg)
 {
+	int64_t partitions_at = now_us();
+
 	(void)arg;
 	while (!atomic_load(&worker_stop)) {
 		PGconn *c = db_get();
 		int rc = c ? regress_step(c) : -1;
+		if (c && now_us() - partitions_at > 3600 * INT64_C(1000000)) {
+			partitions_at = now_us();
+			migrate_partitions(c);
+		}
 		if (rc <= 0)
 			usleep(rc < 0 ? 5 * REGRESS_POLL_US : REGRESS_POLL_US);
 	}

@@ -21,7 +21,7 @@ static const char SQL_COMMITS[] =
 
 static const char SQL_SAMPLES[] =
 	"SELECT s.metric_id, r.commit_id, r.run_id, s.value, m.name"
-	" FROM run r JOIN sample s ON s.run_id = r.id JOIN metric m ON m.id = s.metric_id"
+	" FROM run r JOIN sample s ON s.run_id = r.id AND s.at = r.received_at JOIN metric m ON m.id = s.metric_id"
 	" WHERE r.machine_id = $1 AND r.test_id = $2 AND r.variant_id = $3 AND r.valid"
 	"  AND ($4::bigint IS NULL OR s.metric_id = $4)"
 	" ORDER BY s.metric_id, r.commit_id, r.id, s.iteration";

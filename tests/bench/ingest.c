@@ -105,12 +105,14 @@ static double ingest(int setting, int nclients, int *ok)
 	return (double)*ok * METRICS * ITERATIONS / (now_s() - t0);
 }
 
-/* rows/s of COPY of the same rows into a table shaped like sample */
+/* rows/s of COPY of the same rows into kperf's own sample table (this
+ * month's partition, its primary key), under run ids no run has (negative),
+ * deleted afterwards */
 static double copy_rate(const char *conninfo)
 {
 	PGconn *c = PQconnectdb(conninfo);
 	PGresult *r;
-	char line[128];
+	char line[128], at[32];
 	double t0;
 	long rows = 0;
 
@@ -118,26 +120,34 @@ static double copy_rate(const char *conninfo)
 		fprintf(stderr, "bench: %s", PQerrorMessage(c));
 		exit(1);
 	}
-	PQclear(PQexec(c, "SET client_min_messages = warning; DROP TABLE IF EXISTS bench_copy;"
-			  " CREATE TABLE bench_copy ("
-			  " run_id bigint NOT NULL, metric_id bigint NOT NULL, iteration integer"
-			  " NOT NULL, value double precision NOT NULL,"
-			  " PRIMARY KEY (run_id, metric_id, iteration))"));
+	r = PQexec(c, "SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')");
+	snprintf(at, sizeof(at), "%s", PQgetvalue(r, 0, 0));
+	PQclear(r);
 	t0 = now_s();
-	r = PQexec(c, "COPY bench_copy FROM STDIN");
+	r = PQexec(c, "COPY sample (at, run_id, metric_id, iteration, value) FROM STDIN");
+	if (PQresultStatus(r) != PGRES_COPY_IN) {
+		fprintf(stderr, "bench: COPY: %s", PQerrorMessage(c));
+		exit(1);
+	}
 	PQclear(r);
 	for (int run = 0; run < runs_per_setting; run++)
 		for (int m = 0; m < METRICS; m++)
 			for (int it = 0; it < ITERATIONS; it++) {
-				int n = snprintf(line, sizeof(line), "%d\t%d\t%d\t%.3f\n", run + 1,
-						 m + 1, it, 1000.0 + m * 10 + it);
+				int n = snprintf(line, sizeof(line),
+						 "%s.%06d+00\t%d\t%d\t%d\t%.17g\n", at, run,
+						 -(run + 1), m + 1, it, 1000.0 + m * 10 + it);
 				PQputCopyData(c, line, n);
 				rows++;
 			}
 	PQputCopyEnd(c, NULL);
-	PQclear(PQgetResult(c));
+	r = PQgetResult(c);
+	if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+		fprintf(stderr, "bench: COPY: %s", PQerrorMessage(c));
+		exit(1);
+	}
+	PQclear(r);
 	t0 = now_s() - t0;
-	PQclear(PQexec(c, "DROP TABLE bench_copy"));
+	PQclear(PQexec(c, "DELETE FROM sample WHERE run_id < 0"));
 	PQfinish(c);
 	return (double)rows / t0;
 }
