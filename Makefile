@@ -88,12 +88,20 @@ test:
 	scripts/test.sh
 
 # Speed as ratios against a baseline measured in the same run.
-bench: $(BUILD)/bench/ingest
+bench: $(BUILD)/bench/ingest $(BUILD)/bench/load $(BUILD)/bench/minimal
 	tests/bench/bench.sh
 
 $(BUILD)/bench/ingest: tests/bench/ingest.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< -lcurl -lpq -lpthread
+
+$(BUILD)/bench/load: tests/bench/load.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< -lcurl -lpthread
+
+$(BUILD)/bench/minimal: tests/bench/minimal.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $$(pkg-config --libs libmicrohttpd)
 
 # The regression detectors (LKP's rule, Welch, kperf's verdict) on simulated
 # histories with known truth.

@@ -8,6 +8,7 @@
 #include "../server/db.h"
 #include "../server/limits.h"
 #include "api.h"
+#include "decode_gate.h"
 #include "ingest_decode.h"
 #include "store.h"
 
@@ -15,14 +16,18 @@ void api_commits_post(struct request *rq, struct reply *rp)
 {
 	struct decode_error err;
 	struct ingest in;
+	size_t gate;
 	PGresult *failed = NULL;
 	PGconn *c = NULL;
 	int ok = 0;
 
+	gate = decode_gate_enter(rq->body.len);
 	if (ingest_decode_commits(rq->body.data ? rq->body.data : "", rq->body.len, &in, &err)) {
+		decode_gate_leave(gate);
 		reply_error(rp, err.status, err.code, err.field, "%s", err.message);
 		return;
 	}
+	buf_release(&rq->body); /* the decoded tree holds what is needed */
 	for (int attempt = 0; attempt < LIMIT_TX_RETRIES && !ok; attempt++) {
 		PQclear(failed);
 		failed = NULL;
@@ -64,6 +69,7 @@ retry:
 	}
 	PQclear(failed);
 	ingest_release(&in);
+	decode_gate_leave(gate);
 }
 
 static const char SQL_COMMITS[] =

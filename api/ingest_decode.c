@@ -103,13 +103,15 @@ static void malformed(struct decode_error *err, const char *fmt, ...)
 }
 
 /*
- * Find nesting deeper than LIMIT_JSON_DEPTH before jansson recurses into it.
- * Strings are skipped so brackets inside them do not count.
+ * Find nesting deeper than LIMIT_JSON_DEPTH before jansson recurses into it,
+ * and count the values (commas and containers) before jansson allocates
+ * them: decoding costs ~60 bytes per value, so a 4 MiB body of "[0,0,...]"
+ * would take 120 MB. Strings are skipped so brackets inside them do not count.
  */
 static int depth_scan(const char *s, size_t len, struct decode_error *err)
 {
 	int depth = 0, in_str = 0, esc = 0;
-	size_t line = 1, col = 0;
+	size_t line = 1, col = 0, values = 1;
 
 	for (size_t i = 0; i < len; i++) {
 		char ch = s[i];
@@ -129,7 +131,10 @@ static int depth_scan(const char *s, size_t len, struct decode_error *err)
 		}
 		if (ch == '"') {
 			in_str = 1;
+		} else if (ch == ',') {
+			values++;
 		} else if (ch == '[' || ch == '{') {
+			values++;
 			if (++depth > LIMIT_JSON_DEPTH) {
 				malformed(err, "nesting deeper than %d levels at line %zu, column %zu",
 					  LIMIT_JSON_DEPTH, line, col);
@@ -138,6 +143,14 @@ static int depth_scan(const char *s, size_t len, struct decode_error *err)
 		} else if (ch == ']' || ch == '}') {
 			depth--;
 		}
+	}
+	if (values > LIMIT_REQUEST_VALUES) {
+		err->status = 413;
+		err->code = "too_large";
+		snprintf(err->message, sizeof(err->message),
+			 "the body holds about %zu values; the limit is %d per request", values,
+			 LIMIT_REQUEST_VALUES);
+		return -1;
 	}
 	return 0;
 }

@@ -14,6 +14,7 @@
 #include "../server/util.h"
 #include "api.h"
 #include "group_commit.h"
+#include "decode_gate.h"
 #include "ingest_decode.h"
 #include "store.h"
 
@@ -28,16 +29,20 @@ void api_runs_post(struct request *rq, struct reply *rp)
 {
 	struct decode_error err;
 	struct ingest in;
+	size_t gate;
 	struct store_item *items;
 	PGresult *failed = NULL;
 	PGconn *c = NULL;
 	long rc;
 	int created = 0;
 
+	gate = decode_gate_enter(rq->body.len);
 	if (ingest_decode_runs(rq->body.data ? rq->body.data : "", rq->body.len, &in, &err)) {
+		decode_gate_leave(gate);
 		reply_error(rp, err.status, err.code, err.field, "%s", err.message);
 		return;
 	}
+	buf_release(&rq->body); /* the decoded tree holds what is needed */
 	items = xcalloc(in.nruns, sizeof(*items));
 	for (size_t i = 0; i < in.nruns; i++) {
 		items[i].run = &in.runs[i];
@@ -87,6 +92,7 @@ void api_runs_post(struct request *rq, struct reply *rp)
 	PQclear(failed);
 	free(items);
 	ingest_release(&in);
+	decode_gate_leave(gate);
 }
 
 void api_run_get(struct request *rq, struct reply *rp)

@@ -4,20 +4,29 @@
 #   compare: 2 kernels x 3 runs x 5,000 metrics x 5 iterations; GET
 #            /api/v1/compare (JSON and LKP text) against the baseline of
 #            GET /api/v1/runs/{id} (one stored run document, ~0.5 MB) and /healthz.
+#   ingest:  1, 4 and 16 clients against COPY of the same rows (ingest.c).
+#   scale:   ingest and a 2,000-point trend at ~1 M stored samples, and again
+#            at 50 M (BENCH_SAMPLES) after loading history into old partitions.
+#   reads:   10,000 commits x 200 metrics x 3 machines: p50/p99 of trend,
+#            compare and regressions; a static asset against a minimal
+#            libmicrohttpd responder (minimal.c) with the same load (load.c).
+#   memory:  peak RSS, RSS over 100,000 requests, and 16 clients posting
+#            4 MiB bodies.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-make -s build/kperfd build/bench/ingest >/dev/null
+make -s build/kperfd build/bench/ingest build/bench/load build/bench/minimal >/dev/null
 
 tmp=$(mktemp -d /tmp/kperf-bench.XXXXXX)
 chmod 755 "$tmp"
 pgport=$((57000 + $$ % 1000))
 cleanup() {
 	[ -n "${kpid:-}" ] && kill "$kpid" 2>/dev/null || true
+	[ -n "${mpid:-}" ] && kill "$mpid" 2>/dev/null || true
 	scripts/pg.sh stop "$tmp/pg" || true
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-KPERF_PG_OPTIONS="-c fsync=off -c synchronous_commit=off" scripts/pg.sh start "$tmp/pg" "$pgport"
+KPERF_PG_OPTIONS="-c fsync=off -c synchronous_commit=off -c max_wal_size=4GB -c shared_buffers=512MB" scripts/pg.sh start "$tmp/pg" "$pgport"
 scripts/pg.sh createdb "$tmp/pg" "$pgport" bench
 export KPERF_DATABASE_URL="host=$tmp/pg/sock port=$pgport user=kperf dbname=bench"
 export KPERF_BOOTSTRAP_TOKEN=bench_collector_token_01
@@ -79,5 +88,109 @@ printf '%-44s %10s %12.2f\n' "GET /api/v1/compare&format=lkp ($shown rows)" "$t_
 
 echo
 build/bench/ingest "$url" "$KPERF_BOOTSTRAP_TOKEN" "$KPERF_DATABASE_URL" "${BENCH_INGEST_RUNS:-400}"
+
+# ---- scale: the same ingest and trend at ~1 M and at 50 M stored samples
+psql_q() { psql -X -q -v ON_ERROR_STOP=1 "$KPERF_DATABASE_URL" "$@"; }
+runs_sql() { # prefix machines first last every configs metrics iterations age
+	psql_q -v prefix="$1" -v nmachines="$2" -v first="$3" -v last="$4" -v every="$5" \
+		-v nconfigs="$6" -v nmetrics="$7" -v iters="$8" -v age="$9" -f tests/bench/sql/runs.sql
+}
+samples() {
+	psql_q -At -c "ANALYZE sample" -c "SELECT sum(c.reltuples)::bigint FROM pg_inherits i
+		JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'sample'::regclass"
+}
+load() { build/bench/load "$@"; }
+# p50 and p99 (ms) of n GETs of a path by 1 client: "p50 p99"
+lat() { load -n "${2:-200}" "$url$1" | awk '{ print $3, $4 }'; }
+trend_s="/api/v1/trend?machine=scale-0&suite=will-it-scale&params=nr_task=1&metric=wis.m000"
+scale_row() { # label
+	local ingest trend
+	ingest=$(BENCH_TAG="$1" build/bench/ingest "$url" "$KPERF_BOOTSTRAP_TOKEN" "$KPERF_DATABASE_URL" 400 4 |
+		awk '/4 clients/ { print $(NF - 1) }')
+	trend=$(lat "$trend_s" 200)
+	printf '%-28s %14s %16s %18s\n' "$1" "$(samples)" "$ingest" "$trend"
+	echo "$ingest $trend" > "$tmp/scale-$1"
+}
+psql_q -f tests/bench/sql/commits.sql >/dev/null
+t0=$(date +%s)
+runs_sql scale 1 1 2000 1 1 20 3 '0 hours'
 echo
-echo "kperfd peak RSS during the benchmark: $(awk '/VmHWM/ {print $2, $3}' /proc/$kpid/status)"
+echo "scale: the same work at two database sizes (samples partitioned by month)"
+printf '%-28s %14s %16s %18s\n' "stored samples" "count" "ingest samples/s" "trend p50 p99 ms"
+scale_row small
+runs_sql read 3 1 10000 1 5 200 1 '0 hours'
+psql_q -f tests/bench/sql/decisions.sql
+have=$(samples)
+want=${BENCH_SAMPLES:-50000000}
+if [ "$have" -lt "$want" ]; then # the rest as older history: 5 machines, 1,000 samples per run
+	per=$(( (want - have + 4999) / 5000 ))
+	runs_sql fill 5 1 "$per" 1 5 200 5 '2 years'
+fi
+psql_q -c "VACUUM ANALYZE" >/dev/null
+echo "(history loaded in $(( $(date +%s) - t0 )) s)"
+scale_row large
+read -r i1 p1 q1 < "$tmp/scale-small"
+read -r i2 p2 q2 < "$tmp/scale-large"
+printf '%-28s %14s %16.2f %18s\n' "large / small" "" "$(echo "$i2 $i1" | awk '{ print $1 / $2 }')" \
+	"$(echo "$p2 $p1 $q2 $q1" | awk '{ printf "%.2f %.2f", $1 / $2, $3 / $4 }')"
+
+# ---- reads on 10,000 commits x 200 metrics x 3 machines (+ the history above)
+echo
+echo "reads: 10,000 commits x 200 metrics x 3 machines; 500 requests each, 1 client"
+printf '%-60s %8s %8s\n' "request" "p50 ms" "p99 ms"
+trend_r="/api/v1/trend?machine=read-1&suite=will-it-scale&params=nr_task=4&metric=wis.m007"
+points=$(curl -s "$url$trend_r" | grep -o '"samples"' | wc -l)
+printf '%-60s %8s %8s\n' "GET /api/v1/trend ($points points, change points)" $(lat "$trend_r" 500)
+printf '%-60s %8s %8s\n' "GET /api/v1/compare (2 kernels x $metrics metrics, JSON)" \
+	$(lat "/api/v1/compare?base=$base&target=$target" 100)
+printf '%-60s %8s %8s\n' "GET /api/v1/regressions (newest 50 of $(psql_q -At -c 'SELECT count(*) FROM decision'))" \
+	$(lat "/api/v1/regressions?limit=50" 500)
+printf '%-60s %8s %8s\n' "GET /api/v1/regressions?machine=read-2&verdict=regression" \
+	$(lat "/api/v1/regressions?machine=read-2&verdict=regression&limit=50" 500)
+
+asset=static/kperf.js
+build/bench/minimal "$asset" "$tmp/mport" &
+mpid=$!
+for _ in $(seq 50); do [ -s "$tmp/mport" ] && break; sleep 0.1; done
+murl="http://127.0.0.1:$(cat "$tmp/mport")/"
+for c in 1 8; do
+	k=$(load -c $c -n 20000 "$url/static/kperf.js" | awk '{ print $5 }')
+	m=$(load -c $c -n 20000 "$murl" | awk '{ print $5 }')
+	printf '%-60s %8s %8s  %.2f x minimal\n' "GET /static/kperf.js ($(wc -c < $asset) B), $c client(s): req/s kperfd, minimal" \
+		"$k" "$m" "$(echo "$k $m" | awk '{ print $1 / $2 }')"
+done
+kill "$mpid"
+mpid=
+
+# ---- memory
+echo
+rss() { awk '/VmRSS/ { print $2 }' /proc/$kpid/status; }
+hwm() { awk '/VmHWM/ { print $2 }' /proc/$kpid/status; }
+echo "memory (kB): peak RSS of kperfd during everything above: $(hwm)"
+printf '{"run_id":"bench-leak","machine":{"name":"bench-leak"},"kernel":{"release":"6.1.0-leak"},"test":{"suite":"leak"},"metrics":{"m":[1,2,3]}}' > "$tmp/leak.json"
+curl -s -o /dev/null -H "Authorization: Bearer $KPERF_BOOTSTRAP_TOKEN" -H 'Content-Type: application/json' \
+	--data-binary @"$tmp/leak.json" "$url/api/v1/runs"
+leak_round() { # 10,000 requests of each kind per round
+	load -c 4 -n 10000 "$url/static/kperf.js" >/dev/null
+	load -c 4 -n 10000 "$url/api/v1/machines" >/dev/null
+	load -c 4 -n 10000 -t "$KPERF_BOOTSTRAP_TOKEN" -d "$tmp/leak.json" "$url/api/v1/runs" >/dev/null
+	load -c 4 -n 3000 "$url/api/v1/regressions?limit=20" >/dev/null
+	load -c 4 -n 300 "$url$trend_s" >/dev/null
+}
+leak_round
+r1=$(rss)
+for _ in 1 2 3; do leak_round; done
+r2=$(rss)
+echo "RSS after 33,300 requests: $r1; after 133,200: $r2 (growth $(( r2 - r1 )) kB)"
+# hostile: 16 clients x 4 MiB bodies: [0,0,...] (refused by the pre-scan) and a
+# run of 999,000 values (decoded, a few at a time, then refused)
+awk 'BEGIN { printf "["; for (i = 0; i < 2097000; i++) printf "0,"; printf "0]" }' > "$tmp/zeros.json"
+awk 'BEGIN { printf "{\"run_id\":\"bench-big\",\"machine\":{\"name\":\"b\"},\"kernel\":{\"release\":\"b\"},\"test\":{\"suite\":\"b\"},\"metrics\":{\"m\":[";
+	for (i = 0; i < 999000; i++) printf "0.5,"; printf "0]}}" }' > "$tmp/big.json"
+echo 5 > /proc/$kpid/clear_refs 2>/dev/null || true
+base_rss=$(hwm)
+z=$(load -c 16 -n 160 -s 413 -t "$KPERF_BOOTSTRAP_TOKEN" -d "$tmp/zeros.json" "$url/api/v1/runs" | awk '{ print $2 "/" $1, $3, $4 }')
+b=$(load -c 16 -n 160 -s 400 -t "$KPERF_BOOTSTRAP_TOKEN" -d "$tmp/big.json" "$url/api/v1/runs" | awk '{ print $2 "/" $1, $3, $4 }')
+echo "16 clients x 160 posts of $(wc -c < "$tmp/zeros.json") B [0,0,...]: answered 413 $z (ok, p50 ms, p99 ms)"
+echo "16 clients x 160 posts of $(wc -c < "$tmp/big.json") B runs of 999,001 values: answered 400 $b"
+echo "peak RSS under that load: $(hwm) kB (before it: $base_rss kB; goal < 262144 kB)"

@@ -16,7 +16,7 @@
 #define METRICS 60
 #define ITERATIONS 5
 
-static const char *url, *token;
+static const char *url, *token, *tag = "a";
 static int runs_per_setting = 400;
 
 struct client {
@@ -41,10 +41,10 @@ static void run_body(char *b, size_t cap, int setting, int client, int i)
 {
 	size_t len = 0;
 	len += (size_t)snprintf(b + len, cap - len,
-				"{\"run_id\":\"bench-s%d-c%d-r%d\",\"machine\":{\"name\":\"bench-%d\"},"
+				"{\"run_id\":\"bench-%s-s%d-c%d-r%d\",\"machine\":{\"name\":\"bench-%d\"},"
 				"\"kernel\":{\"release\":\"6.1.0-bench\"},\"test\":{\"suite\":"
 				"\"will-it-scale\",\"params\":{\"nr_task\":\"%d\"}},\"metrics\":{",
-				setting, client, i, client % 4, i % 8);
+				tag, setting, client, i, client % 4, i % 8);
 	for (int m = 0; m < METRICS; m++) {
 		len += (size_t)snprintf(b + len, cap - len, "%s\"monitor.metric%02d\":[", m ? "," : "",
 					m);
@@ -154,26 +154,37 @@ static double copy_rate(const char *conninfo)
 
 int main(int argc, char **argv)
 {
-	static const int clients[] = {1, 4, 16};
+	static const int all[] = {1, 4, 16};
+	const int *clients = all;
+	int nsettings = 3, chosen[8];
 	double copy;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: ingest URL TOKEN CONNINFO [RUNS_PER_SETTING]\n");
+		fprintf(stderr, "usage: ingest URL TOKEN CONNINFO [RUNS_PER_SETTING [CLIENTS...]]\n"
+				"  (BENCH_TAG=x makes the run_ids differ between invocations)\n");
 		return 2;
 	}
 	url = argv[1];
 	token = argv[2];
+	if (getenv("BENCH_TAG"))
+		tag = getenv("BENCH_TAG");
 	if (argc > 4)
 		runs_per_setting = (int)strtol(argv[4], NULL, 10);
+	if (argc > 5) {
+		nsettings = 0;
+		for (int i = 5; i < argc && nsettings < 8; i++)
+			chosen[nsettings++] = (int)strtol(argv[i], NULL, 10);
+		clients = chosen;
+	}
 	curl_global_init(CURL_GLOBAL_ALL);
 	copy = copy_rate(argv[3]);
 	printf("ingest: %d runs per setting, %d metrics x %d iterations each\n", runs_per_setting,
 	       METRICS, ITERATIONS);
 	printf("%-44s %12s %12s\n", "what", "samples/s", "x COPY");
 	printf("%-44s %12.0f %12s\n", "PostgreSQL COPY of the same rows (baseline)", copy, "1.00");
-	for (size_t i = 0; i < sizeof(clients) / sizeof(clients[0]); i++) {
+	for (int i = 0; i < nsettings; i++) {
 		int ok;
-		double rate = ingest((int)i, clients[i], &ok);
+		double rate = ingest(i, clients[i], &ok);
 		char what[64];
 		snprintf(what, sizeof(what), "POST /api/v1/runs, %d client%s (%d x 201)", clients[i],
 			 clients[i] > 1 ? "s" : "", ok);

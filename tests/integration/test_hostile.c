@@ -48,6 +48,7 @@ enum gen {
 	G_NEST_OBJ_200K,
 	G_NEST_IN_STRING,
 	G_ARRAY_1M_METRIC,
+	G_ARRAY_500K_METRIC,
 	G_ARRAY_1M_BARE,
 	G_ARRAY_1M_RUNS,
 	G_ARRAY_1M_COMMITS,
@@ -246,14 +247,18 @@ static const struct row rows[] = {
 	 RUN("hx-d4", "\"\\u0072un_id\":\"hx-d5\","), .e = E_MALFORMED},
 	{"duplicate key in a batch's run", P, R, AUTH_COLLECTOR, JSON_CT,
 	 "{\"runs\":[" RUN("hx-d6", "\"command\":\"a\",\"command\":\"b\",") "]}", .e = E_MALFORMED},
+	/* over LIMIT_REQUEST_VALUES: refused by the pre-scan, before decoding */
 	{"1,000,000-element array of a metric", P, R, AUTH_COLLECTOR, JSON_CT,
-	 .gen = G_ARRAY_1M_METRIC, .e = E_INVALID("metrics.hx.throughput")},
+	 .gen = G_ARRAY_1M_METRIC, .e = E_413},
 	{"1,000,000-element bare array", P, R, AUTH_COLLECTOR, JSON_CT, .gen = G_ARRAY_1M_BARE,
-	 .e = E_INVALID("")},
+	 .e = E_413},
 	{"1,000,000 zeros as a batch", P, R, AUTH_COLLECTOR, JSON_CT, .gen = G_ARRAY_1M_RUNS,
-	 .e = E_INVALID("runs")},
+	 .e = E_413},
 	{"1,000,000 zeros as commits", P, "/api/v1/commits", AUTH_COLLECTOR, JSON_CT,
-	 .gen = G_ARRAY_1M_COMMITS, .e = E_INVALID(NULL)},
+	 .gen = G_ARRAY_1M_COMMITS, .e = E_413},
+	/* under it: decoded, then refused by the per-metric limit */
+	{"500,000-element array of a metric", P, R, AUTH_COLLECTOR, JSON_CT,
+	 .gen = G_ARRAY_500K_METRIC, .e = E_INVALID("metrics.hx.throughput")},
 	{"10,001 metrics", P, R, AUTH_COLLECTOR, JSON_CT, .gen = G_METRICS_10001,
 	 .e = E_INVALID("metrics")},
 	{"110,000 values in 11 metrics", P, R, AUTH_COLLECTOR, JSON_CT, .gen = G_VALUES_110K,
@@ -546,6 +551,10 @@ static void build(const struct row *w, struct built *b)
 	case G_ARRAY_1M_METRIC:
 		b->q.body = own(b, rep(RUN_HEAD("hx-big1") "\"metrics\":{\"hx.throughput\":[", "0,",
 		                       ONE_M - 1, "0]}}"));
+		break;
+	case G_ARRAY_500K_METRIC:
+		b->q.body = own(b, rep(RUN_HEAD("hx-big2") "\"metrics\":{\"hx.throughput\":[", "0,",
+		                       ONE_M / 2 - 1, "0]}}"));
 		break;
 	case G_ARRAY_1M_BARE:
 	case G_ARRAY_1M_COMMITS:
