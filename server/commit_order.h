@@ -16,8 +16,7 @@ struct commit_node {
 
 /*
  * Sort nodes in place: every commit after its parent when both are present,
- * otherwise by when, then by index. O(n^2) in the worst case; trends hold
- * hundreds of commits, not millions.
+ * otherwise by when, then by index. O(n log n).
  */
 void commit_order(struct commit_node *nodes, size_t n);
 

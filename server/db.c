@@ -3,6 +3,7 @@
  * no state beside the database, so a lost connection is simply reopened on
  * the next statement; requests in between answer 503.
  */
+#include <endian.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,7 +58,9 @@ PGconn *db_connect(const char *conninfo, char *err, size_t errlen)
 	vals[0] = conninfo;
 	vals[1] = timeout;
 	vals[2] = "kperfd";
-	vals[3] = "-c TimeZone=UTC";
+	/* JIT compiling a plan over a few dozen sample partitions costs ~100 ms,
+	 * far more than the index lookups kperf's statements run. */
+	vals[3] = "-c TimeZone=UTC -c jit=off";
 	vals[4] = NULL;
 	c = PQconnectdbParams(keys, vals, 1);
 	if (PQstatus(c) != CONNECTION_OK) {
@@ -113,14 +116,15 @@ static int prepared_index(const char *sql)
 	return -1;
 }
 
-static PGresult *exec_once(PGconn *c, const char *sql, int n, const char *const *params)
+static PGresult *exec_once(PGconn *c, const char *sql, int n, const char *const *params,
+			   int binary)
 {
 	char name[24];
 	int i;
 
 	/* Only the thread's own connection keeps a prepared-statement cache. */
 	if (c != tdb.conn)
-		return PQexecParams(c, sql, n, NULL, params, NULL, NULL, 0);
+		return PQexecParams(c, sql, n, NULL, params, NULL, NULL, binary);
 	i = prepared_index(sql);
 	if (i < 0 && tdb.nprepared < DB_PREPARED_MAX) {
 		PGresult *r;
@@ -133,15 +137,16 @@ static PGresult *exec_once(PGconn *c, const char *sql, int n, const char *const 
 		tdb.prepared[tdb.nprepared++] = sql;
 	}
 	if (i < 0)
-		return PQexecParams(c, sql, n, NULL, params, NULL, NULL, 0);
+		return PQexecParams(c, sql, n, NULL, params, NULL, NULL, binary);
 	snprintf(name, sizeof(name), "k%d", i);
-	return PQexecPrepared(c, name, n, params, NULL, NULL, 0);
+	return PQexecPrepared(c, name, n, params, NULL, NULL, binary);
 }
 
-PGresult *db_exec(PGconn *c, const char *sql, int n, const char *const *params)
+static PGresult *exec_retry(PGconn *c, const char *sql, int n, const char *const *params,
+			    int binary)
 {
 	int idle = PQtransactionStatus(c) == PQTRANS_IDLE;
-	PGresult *r = exec_once(c, sql, n, params);
+	PGresult *r = exec_once(c, sql, n, params, binary);
 
 	if (!r)
 		r = PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
@@ -153,11 +158,45 @@ PGresult *db_exec(PGconn *c, const char *sql, int n, const char *const *params)
 		fresh = db_get();
 		if (!fresh)
 			return PQmakeEmptyPGresult(NULL, PGRES_FATAL_ERROR);
-		r = exec_once(fresh, sql, n, params);
+		r = exec_once(fresh, sql, n, params, binary);
 		if (!r)
 			r = PQmakeEmptyPGresult(fresh, PGRES_FATAL_ERROR);
 	}
 	return r;
+}
+
+PGresult *db_exec(PGconn *c, const char *sql, int n, const char *const *params)
+{
+	return exec_retry(c, sql, n, params, 0);
+}
+
+PGresult *db_exec_binary(PGconn *c, const char *sql, int n, const char *const *params)
+{
+	return exec_retry(c, sql, n, params, 1);
+}
+
+int64_t db_int8(const PGresult *r, int row, int col)
+{
+	uint64_t v;
+	memcpy(&v, PQgetvalue(r, row, col), sizeof(v));
+	return (int64_t)be64toh(v);
+}
+
+int32_t db_int4(const PGresult *r, int row, int col)
+{
+	uint32_t v;
+	memcpy(&v, PQgetvalue(r, row, col), sizeof(v));
+	return (int32_t)be32toh(v);
+}
+
+double db_float8(const PGresult *r, int row, int col)
+{
+	uint64_t v;
+	double d;
+	memcpy(&v, PQgetvalue(r, row, col), sizeof(v));
+	v = be64toh(v);
+	memcpy(&d, &v, sizeof(d));
+	return d;
 }
 
 int db_ok(const PGresult *r)

@@ -7,6 +7,7 @@
 #define KPERF_DB_H
 
 #include <libpq-fe.h>
+#include <stdint.h>
 
 /* Remember the conninfo (keyword=value or URI) for every thread's connection. */
 void db_setup(const char *conninfo);
@@ -30,6 +31,16 @@ PGconn *db_connect(const char *conninfo, char *err, size_t errlen);
  * Never returns NULL; the caller PQclear()s the result.
  */
 PGresult *db_exec(PGconn *c, const char *sql, int n, const char *const *params);
+
+/*
+ * The same with results in binary format, for statements answering many
+ * numbers: read bigint, integer and double precision columns with db_int8,
+ * db_int4 and db_float8 (no text to parse).
+ */
+PGresult *db_exec_binary(PGconn *c, const char *sql, int n, const char *const *params);
+int64_t db_int8(const PGresult *r, int row, int col);
+int32_t db_int4(const PGresult *r, int row, int col);
+double db_float8(const PGresult *r, int row, int col);
 
 /* 1 when r is COMMAND_OK or TUPLES_OK. */
 int db_ok(const PGresult *r);

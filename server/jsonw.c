@@ -10,9 +10,51 @@
 #include "jsonw.h"
 #include "util.h"
 
+/*
+ * Write digits dig[0..n) (n >= 1, dig[0] != '0') times 10^x the way printf's
+ * %.{n}g would: trailing zeros dropped, exponent style below 1e-4 or from
+ * 10^n up.
+ */
+static int g_style(char *out, size_t cap, int neg, const char *dig, int n, int x)
+{
+	char *o = out;
+	int p = n; /* the precision: it, not the digits kept, picks the style */
+	while (n > 1 && dig[n - 1] == '0')
+		n--;
+	if (neg)
+		*o++ = '-';
+	if (x < -4 || x >= p) {
+		*o++ = dig[0];
+		if (n > 1) {
+			*o++ = '.';
+			memcpy(o, dig + 1, (size_t)n - 1);
+			o += n - 1;
+		}
+		return (int)(o - out) + snprintf(o, cap - (size_t)(o - out), "e%c%02d",
+						 x < 0 ? '-' : '+', x < 0 ? -x : x);
+	}
+	if (x < 0) {
+		*o++ = '0';
+		*o++ = '.';
+		for (int i = -1; i > x; i--)
+			*o++ = '0';
+		memcpy(o, dig, (size_t)n);
+		o += n;
+	} else {
+		for (int i = 0; i <= x || i < n; i++) {
+			if (i == x + 1)
+				*o++ = '.';
+			*o++ = i < n ? dig[i] : '0';
+		}
+	}
+	*o = '\0';
+	return (int)(o - out);
+}
+
 void jsonw_double(struct buf *b, double d)
 {
-	char tmp[40];
+	char e17[40], dig[20], tmp[48];
+	int neg, x, prec;
 
 	/* Whole numbers read better without an exponent: 160, not 1.6e+02. */
 	/* range first: converting a double beyond long long's range is undefined */
@@ -21,13 +63,48 @@ void jsonw_double(struct buf *b, double d)
 		buf_puts(b, tmp);
 		return;
 	}
-	/* %g drops trailing zeros, so 15 digits already give the shortest form
-	 * of every value that has one of 15 digits or fewer (13.11, 0.1). */
-	for (int prec = 15; prec <= 17; prec++) {
-		snprintf(tmp, sizeof(tmp), "%.*g", prec, d);
-		if (strtod(tmp, NULL) == d)
-			break;
+	/*
+	 * The shortest of 15, 16 or 17 significant digits that reads back as d.
+	 * One conversion to 17 digits; the shorter candidates are its decimal
+	 * roundings, each checked by reading it back, so what is written always
+	 * reads back exactly (17 digits always do).
+	 */
+	snprintf(e17, sizeof(e17), "%.16e", d); /* [-]d.dddddddddddddddde[+-]xx */
+	neg = e17[0] == '-';
+	dig[0] = e17[neg];
+	memcpy(dig + 1, e17 + neg + 2, 16);
+	x = (int)strtol(e17 + neg + 19, NULL, 10);
+	for (prec = 15; prec < 17; prec++) {
+		char r[20];
+		int rx = x, i;
+		memcpy(r, dig, 17);
+		if (r[prec] == '5' && (prec == 16 || r[16] == '0')) {
+			/* a tie in the 17 digits may not be one in d: let printf round d */
+			snprintf(tmp, sizeof(tmp), "%.*g", prec, d);
+			if (strtod(tmp, NULL) == d) {
+				buf_puts(b, tmp);
+				return;
+			}
+			continue;
+		}
+		if (r[prec] >= '5') { /* past the tie: rounding the digits rounds d */
+			for (i = prec - 1; i >= 0 && r[i] == '9'; i--)
+				r[i] = '0';
+			if (i >= 0) {
+				r[i]++;
+			} else { /* 9.99... became 10.0... */
+				memmove(r + 1, r, (size_t)prec - 1);
+				r[0] = '1';
+				rx++;
+			}
+		}
+		g_style(tmp, sizeof(tmp), neg, r, prec, rx);
+		if (strtod(tmp, NULL) == d) {
+			buf_puts(b, tmp);
+			return;
+		}
 	}
+	g_style(tmp, sizeof(tmp), neg, dig, 17, x);
 	buf_puts(b, tmp);
 }
 
