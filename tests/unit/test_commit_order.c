@@ -53,7 +53,7 @@ static void reference(struct commit_node *nodes, size_t n)
 	free(placed);
 }
 
-static char shas[400][8];
+static char shas[400][24];
 
 Test(commit_order, equals_the_rule_on_random_graphs)
 {
