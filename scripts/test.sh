@@ -81,7 +81,7 @@ fi
 # Repeat what failed where the tail of the log shows it (CI keeps only the tail).
 for f in "$tmp"/plain.out "$tmp"/collect.out "$tmp"/collect-asan.out "$tmp"/asan.out; do
 	[ -f "$f" ] || continue
-	grep -E '^\[(FAIL|----)\]|CRASH|Timed out|signal' "$f" | grep -v -E '^\[----\] *$' | sed "s|^|$(basename "$f" .out): |" | tail -n 20
+	grep -E '^\[(FAIL|----)\]|CRASH|Timed out|signal' "$f" | grep -v -E '^\[----\] *$' | sed "s|^|$(basename "$f" .out): |" | tail -n 20 || true
 done
 echo "make test: $(( $(date +%s) - start )) s, $([ $status = 0 ] && echo PASS || echo FAIL)"
 grep 'Synthesis:' "$tmp/asan.out" | tail -n 1

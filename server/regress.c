@@ -39,10 +39,19 @@ static pthread_t worker_thread;
 static atomic_int worker_stop;
 static int worker_running;
 
+/*
+ * A queued group is decided once it has settled for a quarter second: the
+ * runs of a batch, or of collectors posting together, are decided once, and
+ * under a stream of runs a group is decided at most four times a second
+ * instead of once per run (which kept a core busy re-reading its history).
+ */
+#define REGRESS_SETTLE "interval '250 milliseconds'"
+
 static const char SQL_CLAIM[] =
 	"UPDATE decision_queue q SET claimed_at = now()"
 	" FROM (SELECT commit_id, machine_id, test_id, variant_id FROM decision_queue"
-	"  WHERE claimed_at IS NULL OR claimed_at < now() - interval '5 minutes'"
+	"  WHERE (claimed_at IS NULL AND queued_at < now() - " REGRESS_SETTLE ")"
+	"   OR claimed_at < now() - interval '5 minutes'"
 	"  ORDER BY queued_at LIMIT 1 FOR UPDATE SKIP LOCKED) x"
 	" WHERE (q.commit_id, q.machine_id, q.test_id, q.variant_id)"
 	"  = (x.commit_id, x.machine_id, x.test_id, x.variant_id)"
@@ -52,9 +61,10 @@ static const char SQL_DONE[] =
 	"DELETE FROM decision_queue WHERE commit_id = $1 AND machine_id = $2 AND test_id = $3"
 	" AND variant_id = $4 AND version = $5";
 
+/* Runs arrived while deciding: decide again once they settle. */
 static const char SQL_RELEASE[] =
-	"UPDATE decision_queue SET claimed_at = NULL WHERE commit_id = $1 AND machine_id = $2"
-	" AND test_id = $3 AND variant_id = $4";
+	"UPDATE decision_queue SET claimed_at = NULL, queued_at = now()"
+	" WHERE commit_id = $1 AND machine_id = $2 AND test_id = $3 AND variant_id = $4";
 
 static const char SQL_GROUP[] =
 	"SELECT m.name, t.suite, t.params::text, v.knobs::text FROM machine m, test t, variant v"
