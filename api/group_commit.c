@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../server/counters.h"
 #include "../server/db.h"
 #include "../server/limits.h"
 #include "../server/util.h"
@@ -61,6 +62,7 @@ static long store_tx(PGconn *c, struct store_item *items, size_t n, PGresult **f
 		return rc;
 	}
 	store_publish(&fresh);
+	counters.ingest_commits++;
 	return -1;
 }
 
@@ -116,6 +118,7 @@ static void lead(struct job **group, size_t njobs)
 				memcpy(group[j]->items, all + k, group[j]->n * sizeof(*all));
 				group[j]->state = JOB_STORED;
 			}
+			counters.ingest_grouped_requests += njobs;
 			free(all);
 			return;
 		}
@@ -169,6 +172,16 @@ long group_store(struct store_item *items, size_t n, PGconn **c, PGresult **fail
 		if (!queue)
 			queue_tail = &queue;
 		pthread_mutex_unlock(&lock);
+		if (njobs == 1 && group[0] == &self) {
+			/* alone, but still leading: requests arriving meanwhile queue up
+			 * and the next leader stores them together */
+			long rc = store_alone(items, n, c, failed);
+			pthread_mutex_lock(&lock);
+			leading = 0;
+			pthread_cond_broadcast(&done);
+			pthread_mutex_unlock(&lock);
+			return rc;
+		}
 		lead(group, njobs);
 		pthread_mutex_lock(&lock);
 		leading = 0;

@@ -58,10 +58,18 @@ void api_prometheus(struct request *rq, struct reply *rp)
 		   "kperf_samples_created_total %lu\n"
 		   "# HELP kperf_db_unavailable_total Requests answered 503 for want of the database.\n"
 		   "# TYPE kperf_db_unavailable_total counter\n"
-		   "kperf_db_unavailable_total %lu\n",
+		   "kperf_db_unavailable_total %lu\n"
+		   "# HELP kperf_ingest_commits_total Ingest transactions committed.\n"
+		   "# TYPE kperf_ingest_commits_total counter\n"
+		   "kperf_ingest_commits_total %lu\n"
+		   "# HELP kperf_ingest_grouped_requests_total Ingest requests committed in a"
+		   " transaction shared with others (group commit).\n"
+		   "# TYPE kperf_ingest_grouped_requests_total counter\n"
+		   "kperf_ingest_grouped_requests_total %lu\n",
 		   (double)counters.request_us_total / 1e6, (unsigned long)counters.runs_created,
 		   (unsigned long)counters.runs_repeated, (unsigned long)counters.samples_created,
-		   (unsigned long)counters.db_unavailable);
+		   (unsigned long)counters.db_unavailable, (unsigned long)counters.ingest_commits,
+		   (unsigned long)counters.ingest_grouped_requests);
 	buf_puts(b, "# HELP kperf_route_requests_total Requests by route and status class.\n"
 		    "# TYPE kperf_route_requests_total counter\n");
 	for (int r = 0; routes[r].method && r < COUNTERS_ROUTES; r++)

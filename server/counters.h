@@ -20,6 +20,8 @@ struct counters {
 	_Atomic unsigned long runs_created;
 	_Atomic unsigned long runs_repeated;
 	_Atomic unsigned long samples_created;
+	_Atomic unsigned long ingest_commits;          /* ingest transactions committed */
+	_Atomic unsigned long ingest_grouped_requests; /* requests committed with others */
 	_Atomic unsigned long db_unavailable;
 };
 

@@ -86,8 +86,10 @@ printf '%-44s %10s %12s\n' "GET /api/v1/runs/{id} (baseline, 25k values)" "$t_ru
 printf '%-44s %10s %12.2f\n' "GET /api/v1/compare ($rows rows, JSON)" "$t_json" "$(echo "$t_json $t_run" | awk '{ print $1 / $2 }')"
 printf '%-44s %10s %12.2f\n' "GET /api/v1/compare&format=lkp ($shown rows)" "$t_lkp" "$(echo "$t_lkp $t_run" | awk '{ print $1 / $2 }')"
 
+hwm_compare=$(awk '/VmHWM/ { print $2 }' /proc/$kpid/status)
 echo
 build/bench/ingest "$url" "$KPERF_BOOTSTRAP_TOKEN" "$KPERF_DATABASE_URL" "${BENCH_INGEST_RUNS:-400}"
+hwm_ingest=$(awk '/VmHWM/ { print $2 }' /proc/$kpid/status)
 
 # ---- scale: the same ingest and trend at ~1 M and at 50 M stored samples
 psql_q() { psql -X -q -v ON_ERROR_STOP=1 "$KPERF_DATABASE_URL" "$@"; }
@@ -134,6 +136,8 @@ read -r i2 p2 q2 < "$tmp/scale-large"
 printf '%-28s %14s %16.2f %18s\n' "large / small" "" "$(echo "$i2 $i1" | awk '{ print $1 / $2 }')" \
 	"$(echo "$p2 $p1 $q2 $q1" | awk '{ printf "%.2f %.2f", $1 / $2, $3 / $4 }')"
 
+hwm_scale=$(awk '/VmHWM/ { print $2 }' /proc/$kpid/status)
+
 # ---- reads on 10,000 commits x 200 metrics x 3 machines (+ the history above)
 echo
 echo "reads: 10,000 commits x 200 metrics x 3 machines; 500 requests each, 1 client"
@@ -166,22 +170,23 @@ mpid=
 echo
 rss() { awk '/VmRSS/ { print $2 }' /proc/$kpid/status; }
 hwm() { awk '/VmHWM/ { print $2 }' /proc/$kpid/status; }
-echo "memory (kB): peak RSS of kperfd during everything above: $(hwm)"
+echo "memory (kB): peak RSS of kperfd during everything above: $(hwm) (after compare: $hwm_compare, ingest: $hwm_ingest, scale: $hwm_scale)"
 printf '{"run_id":"bench-leak","machine":{"name":"bench-leak"},"kernel":{"release":"6.1.0-leak"},"test":{"suite":"leak"},"metrics":{"m":[1,2,3]}}' > "$tmp/leak.json"
 curl -s -o /dev/null -H "Authorization: Bearer $KPERF_BOOTSTRAP_TOKEN" -H 'Content-Type: application/json' \
 	--data-binary @"$tmp/leak.json" "$url/api/v1/runs"
-leak_round() { # 10,000 requests of each kind per round
+leak_round() { # 33,300 requests of every kind kperfd serves often
 	load -c 4 -n 10000 "$url/static/kperf.js" >/dev/null
-	load -c 4 -n 10000 "$url/api/v1/machines" >/dev/null
+	load -c 4 -n 10000 "$url/healthz" >/dev/null
+	load -c 4 -n 3000 "$url/api/v1/runs/bench-leak" >/dev/null
 	load -c 4 -n 10000 -t "$KPERF_BOOTSTRAP_TOKEN" -d "$tmp/leak.json" "$url/api/v1/runs" >/dev/null
-	load -c 4 -n 3000 "$url/api/v1/regressions?limit=20" >/dev/null
-	load -c 4 -n 300 "$url$trend_s" >/dev/null
+	load -c 4 -n 200 "$url/api/v1/regressions?machine=read-2&verdict=regression&limit=20" >/dev/null
+	load -c 4 -n 100 "$url$trend_s" >/dev/null
 }
 leak_round
 r1=$(rss)
 for _ in 1 2 3; do leak_round; done
 r2=$(rss)
-echo "RSS after 33,300 requests: $r1; after 133,200: $r2 (growth $(( r2 - r1 )) kB)"
+echo "RSS after 33,300 requests: $r1 kB; after 133,200: $r2 kB (growth $(( r2 - r1 )) kB)"
 # hostile: 16 clients x 4 MiB bodies: [0,0,...] (refused by the pre-scan) and a
 # run of 999,000 values (decoded, a few at a time, then refused)
 awk 'BEGIN { printf "["; for (i = 0; i < 2097000; i++) printf "0,"; printf "0]" }' > "$tmp/zeros.json"

@@ -70,7 +70,9 @@ static void spawn(struct kperfd *k)
 		setenv("KPERF_CONFIG", "/dev/null", 1);
 		for (const char *const *e = extra_env; e && *e; e++)
 			putenv((char *)*e);
-		execl(bin, bin, "serve", "--port", "0", "--threads", "2", "--port-file", portfile,
+		/* two HTTP threads unless a test's environment says how many */
+		execl(bin, bin, "serve", "--port", "0", "--threads",
+		      getenv("KPERF_THREADS") ? getenv("KPERF_THREADS") : "2", "--port-file", portfile,
 		      (char *)NULL);
 		_exit(127);
 	}
@@ -92,6 +94,12 @@ static void spawn(struct kperfd *k)
 
 void kperfd_start(struct kperfd *k, const char *pg)
 {
+	kperfd_prepare(k, pg);
+	spawn(k);
+}
+
+void kperfd_prepare(struct kperfd *k, const char *pg)
+{
 	static int seq;
 	char sql[256];
 
@@ -106,7 +114,6 @@ void kperfd_start(struct kperfd *k, const char *pg)
 	snprintf(k->log, sizeof(k->log), "%s/kperfd.log", k->dir);
 	snprintf(sql, sizeof(sql), "CREATE DATABASE %s", k->db);
 	admin_exec(k->pg, sql);
-	spawn(k);
 }
 
 void kperfd_restart(struct kperfd *k)

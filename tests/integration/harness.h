@@ -40,6 +40,8 @@ const char *harness_pg(void);
 
 /* Create a fresh database on pg (NULL: the test cluster) and start kperfd on it. */
 void kperfd_start(struct kperfd *k, const char *pg);
+/* The same without starting kperfd: kperfd_restart starts it later. */
+void kperfd_prepare(struct kperfd *k, const char *pg);
 /* Extra "NAME=value" settings for the kperfd processes started after this
  * call (NULL-terminated, borrowed; NULL clears). */
 void kperfd_env(const char *const *env);
