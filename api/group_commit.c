@@ -1,9 +1,11 @@
 /*
  * group_commit.c - group commit across concurrent requests (leader and
- * followers). A request queues its runs; when no transaction is being
- * written, the request's thread becomes the leader, takes every queued
- * request (up to LIMIT_GROUP_RUNS runs) and stores them in one transaction
- * on its own connection, while the others wait for the COMMIT. A failure in
+ * followers). A request queues its runs; when fewer than LIMIT_GROUP_LEADERS
+ * transactions are being written, the request's thread becomes a leader,
+ * takes every queued request (up to LIMIT_GROUP_RUNS runs) and stores them in
+ * one transaction on its own connection, while the others wait for the
+ * COMMIT. Two leaders keep both cores of a small server busy; everything
+ * arriving while they write is committed by the next one in one go. A failure in
  * a group (a conflicting run_id, a deadlock, a bad value) rolls it back: the
  * conflicting request leaves the group, or on any other error each request
  * stores its runs alone, so one request's error is never another's.
@@ -30,7 +32,7 @@ struct job {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t done = PTHREAD_COND_INITIALIZER;
 static struct job *queue, **queue_tail = &queue;
-static int leading;
+static int leading; /* transactions being written: up to LIMIT_GROUP_LEADERS */
 
 static int tx(PGconn *c, const char *sql, PGresult **failed)
 {
@@ -157,11 +159,13 @@ long group_store(struct store_item *items, size_t n, PGconn **c, PGresult **fail
 		struct job *group[LIMIT_GROUP_RUNS];
 		size_t njobs = 0, runs = 0, values = 0;
 
-		if (leading) {
+		/* wait while the leaders are busy, or while a leader holds this
+		 * request in its group (it is no longer in the queue) */
+		if (leading >= LIMIT_GROUP_LEADERS || !queue) {
 			pthread_cond_wait(&done, &lock);
 			continue;
 		}
-		leading = 1;
+		leading++;
 		while (queue && njobs < LIMIT_GROUP_RUNS && runs + queue->n <= LIMIT_GROUP_RUNS &&
 		       values + queue->nvalues <= LIMIT_GROUP_VALUES) {
 			runs += queue->n;
@@ -177,14 +181,14 @@ long group_store(struct store_item *items, size_t n, PGconn **c, PGresult **fail
 			 * and the next leader stores them together */
 			long rc = store_alone(items, n, c, failed);
 			pthread_mutex_lock(&lock);
-			leading = 0;
+			leading--;
 			pthread_cond_broadcast(&done);
 			pthread_mutex_unlock(&lock);
 			return rc;
 		}
 		lead(group, njobs);
 		pthread_mutex_lock(&lock);
-		leading = 0;
+		leading--;
 		pthread_cond_broadcast(&done);
 	}
 	pthread_mutex_unlock(&lock);

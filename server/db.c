@@ -1,6 +1,10 @@
 /*
- * db.c - per-thread libpq connections and prepared statements. kperfd keeps
- * no state beside the database, so a lost connection is simply reopened on
+ * db.c - pooled libpq connections and prepared statements. A thread takes a
+ * connection from the pool on its first statement and gives it back with
+ * db_release (kperfd's HTTP layer does after each request phase; the worker
+ * threads keep theirs). At most db_pool_size connections exist, so a burst of
+ * connections to kperfd never becomes a burst of PostgreSQL backends.
+ * kperfd keeps no state beside the database: a lost connection is reopened on
  * the next statement; requests in between answer 503.
  */
 #include <endian.h>
@@ -18,26 +22,78 @@
 
 static char *db_conninfo;
 
-struct thread_db {
+struct slot {
 	PGconn *conn;
 	const char *prepared[DB_PREPARED_MAX]; /* statement texts, by identity */
 	int nprepared;
+	struct slot *next; /* in the free list */
 };
 
-static _Thread_local struct thread_db tdb;
-static pthread_key_t tdb_key;
-static pthread_once_t tdb_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pool_freed = PTHREAD_COND_INITIALIZER;
+static struct slot *pool_free;
+static int pool_made, pool_size = 8;
 
-/* Close a worker's connection when libmicrohttpd ends the thread. */
-static void tdb_exit(void *arg)
+static _Thread_local struct slot *mine;
+static pthread_key_t slot_key;
+static pthread_once_t slot_once = PTHREAD_ONCE_INIT;
+
+/* A thread that ends holding a connection gives it back. */
+static void slot_exit(void *arg)
 {
 	(void)arg;
-	db_drop();
+	db_release();
 }
 
-static void tdb_key_create(void)
+static void slot_key_create(void)
 {
-	pthread_key_create(&tdb_key, tdb_exit);
+	pthread_key_create(&slot_key, slot_exit);
+}
+
+void db_pool_size(int n)
+{
+	pool_size = n > 0 ? n : 1;
+}
+
+/* This thread's slot: taken from the free list, made while fewer than
+ * pool_size exist, else waited for. */
+static struct slot *slot_take(void)
+{
+	if (mine)
+		return mine;
+	pthread_mutex_lock(&pool_lock);
+	while (!pool_free && pool_made >= pool_size)
+		pthread_cond_wait(&pool_freed, &pool_lock);
+	if (pool_free) {
+		mine = pool_free;
+		pool_free = mine->next;
+	} else {
+		mine = xcalloc(1, sizeof(*mine));
+		pool_made++;
+	}
+	pthread_mutex_unlock(&pool_lock);
+	pthread_once(&slot_once, slot_key_create);
+	pthread_setspecific(slot_key, mine);
+	return mine;
+}
+
+void db_release(void)
+{
+	struct slot *s = mine;
+
+	if (!s)
+		return;
+	/* a connection left inside a transaction (a bug or a broken request) is
+	 * not handed to the next request as it is */
+	if (s->conn && PQtransactionStatus(s->conn) != PQTRANS_IDLE)
+		db_drop();
+	mine = NULL;
+	pthread_setspecific(slot_key, NULL);
+	pthread_mutex_lock(&pool_lock);
+	s->next = pool_free;
+	pool_free = s;
+	pthread_cond_signal(&pool_freed);
+	pthread_mutex_unlock(&pool_lock);
 }
 
 void db_setup(const char *conninfo)
@@ -80,38 +136,39 @@ static void notice_ignore(void *arg, const char *msg)
 
 PGconn *db_get(void)
 {
+	struct slot *s = slot_take();
 	char err[512];
 
-	if (tdb.conn && PQstatus(tdb.conn) == CONNECTION_OK)
-		return tdb.conn;
+	if (s->conn && PQstatus(s->conn) == CONNECTION_OK)
+		return s->conn;
 	db_drop();
-	tdb.conn = db_connect(db_conninfo ? db_conninfo : "", err, sizeof(err));
-	if (!tdb.conn) {
+	s->conn = db_connect(db_conninfo ? db_conninfo : "", err, sizeof(err));
+	if (!s->conn) {
 		char *nl = strchr(err, '\n');
 		if (nl)
 			*nl = '\0';
 		log_error("database unreachable: %s", err);
 		return NULL;
 	}
-	PQsetNoticeProcessor(tdb.conn, notice_ignore, NULL);
+	PQsetNoticeProcessor(s->conn, notice_ignore, NULL);
 	counters.db_connects++;
-	pthread_once(&tdb_once, tdb_key_create);
-	pthread_setspecific(tdb_key, &tdb);
-	return tdb.conn;
+	return s->conn;
 }
 
 void db_drop(void)
 {
-	if (tdb.conn)
-		PQfinish(tdb.conn);
-	tdb.conn = NULL;
-	tdb.nprepared = 0;
+	if (!mine)
+		return;
+	if (mine->conn)
+		PQfinish(mine->conn);
+	mine->conn = NULL;
+	mine->nprepared = 0;
 }
 
 static int prepared_index(const char *sql)
 {
-	for (int i = 0; i < tdb.nprepared; i++)
-		if (tdb.prepared[i] == sql)
+	for (int i = 0; i < mine->nprepared; i++)
+		if (mine->prepared[i] == sql)
 			return i;
 	return -1;
 }
@@ -123,18 +180,18 @@ static PGresult *exec_once(PGconn *c, const char *sql, int n, const char *const 
 	int i;
 
 	/* Only the thread's own connection keeps a prepared-statement cache. */
-	if (c != tdb.conn)
+	if (!mine || c != mine->conn)
 		return PQexecParams(c, sql, n, NULL, params, NULL, NULL, binary);
 	i = prepared_index(sql);
-	if (i < 0 && tdb.nprepared < DB_PREPARED_MAX) {
+	if (i < 0 && mine->nprepared < DB_PREPARED_MAX) {
 		PGresult *r;
-		i = tdb.nprepared;
+		i = mine->nprepared;
 		snprintf(name, sizeof(name), "k%d", i);
 		r = PQprepare(c, name, sql, n, NULL);
 		if (!db_ok(r))
 			return r;
 		PQclear(r);
-		tdb.prepared[tdb.nprepared++] = sql;
+		mine->prepared[mine->nprepared++] = sql;
 	}
 	if (i < 0)
 		return PQexecParams(c, sql, n, NULL, params, NULL, NULL, binary);
@@ -150,7 +207,7 @@ static PGresult *exec_retry(PGconn *c, const char *sql, int n, const char *const
 
 	if (!r)
 		r = PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
-	if (!db_ok(r) && idle && c == tdb.conn && PQstatus(c) == CONNECTION_BAD) {
+	if (!db_ok(r) && idle && mine && c == mine->conn && PQstatus(c) == CONNECTION_BAD) {
 		/* The server restarted since this connection was opened: one retry. */
 		PGconn *fresh;
 		PQclear(r);

@@ -1,5 +1,5 @@
 /*
- * db.h - PostgreSQL access for kperfd: one connection per worker thread,
+ * db.h - PostgreSQL access for kperfd: a pool of connections taken by threads,
  * statements prepared once per connection, transactions, and the one map
  * from SQLSTATE to HTTP status.
  */
@@ -12,13 +12,20 @@
 /* Remember the conninfo (keyword=value or URI) for every thread's connection. */
 void db_setup(const char *conninfo);
 
+/* At most n connections in the pool (set before serving). */
+void db_pool_size(int n);
+
 /*
- * The calling thread's connection, connected on first use and reconnected
- * after it broke. Returns NULL when the server cannot be reached (answer 503).
+ * The calling thread's connection: taken from the pool on first use (waiting
+ * while all are taken), reconnected after it broke, kept until db_release.
+ * Returns NULL when the server cannot be reached (answer 503).
  */
 PGconn *db_get(void);
 
-/* Close the calling thread's connection (at thread exit or after breakage). */
+/* Give the calling thread's connection back to the pool (idle, kept open). */
+void db_release(void);
+
+/* Close the calling thread's connection after breakage (it stays taken). */
 void db_drop(void);
 
 /* A new connection outside the per-thread cache (CLI, migrations); NULL on failure. */

@@ -76,6 +76,7 @@
 
 /* Group commit: runs and values stored in one transaction for several requests. */
 #define LIMIT_GROUP_RUNS 256
+#define LIMIT_GROUP_LEADERS 2 /* ingest transactions written at once by one kperfd */
 #define LIMIT_GROUP_VALUES 400000
 /* Authentication failures from one address within the window, then 429 for
  * the block time: guessing a 256-bit token is hopeless, but this keeps logs
@@ -85,5 +86,8 @@
 #define LIMIT_AUTH_BLOCK_S 60
 /* Worker threads at most, whatever the core count says. */
 #define LIMIT_THREADS_MAX 64
+
+/* Stack of a connection's thread (handlers recurse at most LIMIT_JSON_DEPTH). */
+#define LIMIT_THREAD_STACK (2 * 1024 * 1024)
 
 #endif

@@ -88,7 +88,7 @@ printf '%-44s %10s %12.2f\n' "GET /api/v1/compare&format=lkp ($shown rows)" "$t_
 
 hwm_compare=$(awk '/VmHWM/ { print $2 }' /proc/$kpid/status)
 echo
-build/bench/ingest "$url" "$KPERF_BOOTSTRAP_TOKEN" "$KPERF_DATABASE_URL" "${BENCH_INGEST_RUNS:-400}"
+build/bench/ingest "$url" "$KPERF_BOOTSTRAP_TOKEN" "$KPERF_DATABASE_URL" "${BENCH_INGEST_RUNS:-800}"
 hwm_ingest=$(awk '/VmHWM/ { print $2 }' /proc/$kpid/status)
 
 # ---- scale: the same ingest and trend at ~1 M and at 50 M stored samples
@@ -107,7 +107,7 @@ lat() { load -n "${2:-200}" "$url$1" | awk '{ print $3, $4 }'; }
 trend_s="/api/v1/trend?machine=scale-0&suite=will-it-scale&params=nr_task=1&metric=wis.m000"
 scale_row() { # label
 	local ingest trend
-	ingest=$(BENCH_TAG="$1" build/bench/ingest "$url" "$KPERF_BOOTSTRAP_TOKEN" "$KPERF_DATABASE_URL" 400 4 |
+	ingest=$(BENCH_TAG="$1" build/bench/ingest "$url" "$KPERF_BOOTSTRAP_TOKEN" "$KPERF_DATABASE_URL" 800 4 |
 		awk '/4 clients/ { print $(NF - 1) }')
 	trend=$(lat "$trend_s" 200)
 	printf '%-28s %14s %16s %18s\n' "$1" "$(samples)" "$ingest" "$trend"

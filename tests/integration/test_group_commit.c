@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -122,6 +123,7 @@ Test(group_commit, concurrent_requests_each_get_their_own_answer, .timeout = 180
 	struct resp r;
 	int created = 0, same = 0, conflict = 0, other = 0;
 	long commits, grouped;
+	PGconn *hold;
 	static const char *const env[] = {"KPERF_THREADS=8", NULL}; /* the default on 2 cores */
 
 	kperfd_env(env);
@@ -132,10 +134,19 @@ Test(group_commit, concurrent_requests_each_get_their_own_answer, .timeout = 180
 	cr_assert_eq(r.status, 201, "%ld %s", r.status, r.body);
 	resp_release(&r);
 
+	/* Hold the decision queue for a second: the first transactions wait on
+	 * it, the requests arriving meanwhile queue up behind them, and the next
+	 * leader must commit those together. */
+	hold = harness_db(&k);
+	PQclear(PQexec(hold, "BEGIN"));
+	PQclear(PQexec(hold, "LOCK TABLE decision_queue IN SHARE ROW EXCLUSIVE MODE"));
 	for (int i = 0; i < THREADS; i++) {
 		p[i] = (struct poster){&k, i, 0, 0, 0, 0};
 		pthread_create(&th[i], NULL, post_many, &p[i]);
 	}
+	sleep(1);
+	PQclear(PQexec(hold, "COMMIT"));
+	PQfinish(hold);
 	for (int i = 0; i < THREADS; i++) {
 		pthread_join(th[i], NULL);
 		created += p[i].created;
