@@ -44,7 +44,7 @@ static const struct setting settings[] = {
 	{"BODY_LIMIT", "--body-limit", NUM(body_limit, 1024, LIMIT_BODY_BYTES_MAX),
 	 "largest request body in bytes (4194304)"},
 	{"THREADS", "--threads", NUM(threads, 0, LIMIT_THREADS_MAX),
-	 "HTTP threads (0: four per core)"},
+	 "requests using the database at once (0: four per core)"},
 	{"STATIC_DIR", "--static", STR(static_dir), "directory of the dashboard files"},
 	{"PORT_FILE", "--port-file", STR(port_file), "file to write the bound port into"},
 	{"TRUSTED_PROXIES", NULL, STR(trusted_proxies),
