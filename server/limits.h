@@ -24,7 +24,7 @@
 /* JSON values (numbers, strings, containers) in one request body, counted
  * before decoding; and the values of all requests decoded at one time. */
 #define LIMIT_REQUEST_VALUES 1000000
-#define LIMIT_DECODE_VALUES 2000000
+#define LIMIT_DECODE_VALUES 1000000
 /* Characters of a metric name (printable ASCII, no space). */
 #define LIMIT_METRIC_NAME 256
 /* Characters of run_id ([A-Za-z0-9._:-]). */
