@@ -91,11 +91,11 @@ test:
 bench: $(BUILD)/bench/ingest $(BUILD)/bench/load $(BUILD)/bench/minimal
 	tests/bench/bench.sh
 
-$(BUILD)/bench/ingest: tests/bench/ingest.c
+$(BUILD)/bench/ingest: tests/bench/ingest.c tests/bench/bench.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< -lcurl -lpq -lpthread
 
-$(BUILD)/bench/load: tests/bench/load.c
+$(BUILD)/bench/load: tests/bench/load.c tests/bench/bench.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< -lcurl -lpthread
 

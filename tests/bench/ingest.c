@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
+
 #define METRICS 60
 #define ITERATIONS 5
 
@@ -22,20 +24,6 @@ static int runs_per_setting = 400;
 struct client {
 	int id, n, setting, ok;
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static size_t discard(char *d, size_t s, size_t n, void *a)
-{
-	(void)d;
-	(void)a;
-	return s * n;
-}
 
 static void run_body(char *b, size_t cap, int setting, int client, int i)
 {

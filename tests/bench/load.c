@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "bench.h"
 #include <unistd.h>
 
 static const char *url, *token;
@@ -25,20 +27,6 @@ static int nreq, nclients = 1;
 struct client {
 	int first, n, ok;
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static size_t discard(char *d, size_t s, size_t n, void *a)
-{
-	(void)d;
-	(void)a;
-	return s * n;
-}
 
 static void *client_main(void *arg)
 {

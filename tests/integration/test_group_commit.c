@@ -224,7 +224,7 @@ Test(group_commit, migration_005_moves_older_samples_into_their_months, .timeout
 	kperfd_prepare(&k, NULL);
 	c = harness_db(&k);
 	for (int i = 0; i < 4; i++) { /* the schema an older kperfd left */
-		char path[64], ins[160];
+		char path[64];
 		char *sql;
 		snprintf(path, sizeof(path), "migrations/%s.sql", files[i]);
 		sql = harness_slurp(path, NULL);
@@ -233,9 +233,17 @@ Test(group_commit, migration_005_moves_older_samples_into_their_months, .timeout
 		if (i == 0)
 			exec_ok(c, "CREATE TABLE schema_migrations (version integer PRIMARY KEY,"
 				   " name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())");
-		snprintf(ins, sizeof(ins), "INSERT INTO schema_migrations (version, name)"
-					   " VALUES (%d, '%s')", i + 1, files[i] + 4);
-		exec_ok(c, ins);
+		{
+			char version[8];
+			const char *params[2] = {version, files[i] + 4};
+			PGresult *res;
+			snprintf(version, sizeof(version), "%d", i + 1);
+			res = PQexecParams(c, "INSERT INTO schema_migrations (version, name)"
+					      " VALUES ($1, $2)", 2, NULL, params, NULL, NULL, 0);
+			cr_assert_eq(PQresultStatus(res), PGRES_COMMAND_OK, "%s",
+				     PQresultErrorMessage(res));
+			PQclear(res);
+		}
 		exec_ok(c, "COMMIT");
 		free(sql);
 	}
