@@ -187,6 +187,9 @@ long group_store(struct store_item *items, size_t n, PGconn **c, PGresult **fail
 			return rc;
 		}
 		lead(group, njobs);
+		/* not held while waiting below: waiting threads holding pool
+		 * connections could leave the next leader none */
+		db_release();
 		pthread_mutex_lock(&lock);
 		leading--;
 		pthread_cond_broadcast(&done);
