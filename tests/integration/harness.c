@@ -150,20 +150,31 @@ void kperfd_stop(struct kperfd *k)
 	PQfinish(c);
 }
 
-static int free_port(void)
+/*
+ * A free TCP port on 127.0.0.1 below the kernel's ephemeral range (32768 and
+ * up), so no kperfd binding port 0 and no outgoing connection can take it
+ * between this check and the server's own bind.
+ */
+int harness_free_port(void)
 {
-	struct sockaddr_in a;
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+	static int next;
 
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	getsockname(fd, (struct sockaddr *)&a, &len);
-	port = ntohs(a.sin_port);
-	close(fd);
-	return port;
+	for (int i = 0; i < 4000; i++) {
+		struct sockaddr_in a;
+		int fd = socket(AF_INET, SOCK_STREAM, 0), port, ok;
+
+		port = 20000 + (int)(((long)getpid() * 131 + (long)next++ * 17) % 12000);
+		memset(&a, 0, sizeof(a));
+		a.sin_family = AF_INET;
+		a.sin_port = htons((uint16_t)port);
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		ok = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+		close(fd);
+		if (ok)
+			return port;
+	}
+	cr_assert_fail("no free port in 20000-31999");
+	return 0;
 }
 
 static int port_open(int port)
@@ -186,7 +197,7 @@ pid_t smtp_start(int *port, const char *dir)
 	pid_t pid;
 
 	if (!*port)
-		*port = free_port();
+		*port = harness_free_port();
 	/* a Maildir: aiosmtpd creates none of it when dir exists */
 	mkdir(dir, 0755);
 	for (int i = 0; i < 3; i++) {

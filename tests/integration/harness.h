@@ -46,6 +46,9 @@ void kperfd_prepare(struct kperfd *k, const char *pg);
  * call (NULL-terminated, borrowed; NULL clears). */
 void kperfd_env(const char *const *env);
 
+/* A free port on 127.0.0.1 outside the ephemeral range. */
+int harness_free_port(void);
+
 /* A real SMTP server (Debian's python3-aiosmtpd) on 127.0.0.1:port writing
  * a Maildir under dir; port 0 picks one (*port gets it). Returns its pid. */
 pid_t smtp_start(int *port, const char *dir);

@@ -41,7 +41,7 @@ static void start(int smtp_later, const char *settle)
 		smtp_pid = smtp_start(&smtp_port, maildir);
 	else {
 		smtp_pid = 0;
-		smtp_port = 20000 + getpid() % 20000;
+		smtp_port = harness_free_port();
 	}
 	snprintf(env_url, sizeof(env_url), "KPERF_SMTP_URL=smtp://127.0.0.1:%d", smtp_port);
 	env[1] = settle ? settle : "KPERF_ALERT_SETTLE_S=1";
