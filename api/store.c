@@ -216,13 +216,6 @@ void store_publish(struct strmap *fresh)
 	strmap_release(fresh);
 }
 
-void store_forget_metrics(void)
-{
-	pthread_mutex_lock(&metric_lock);
-	strmap_release(&metric_cache);
-	pthread_mutex_unlock(&metric_lock);
-}
-
 static long metric_id(const struct strmap *fresh, const char *name)
 {
 	long id = strmap_get(fresh, name);

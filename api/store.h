@@ -44,7 +44,4 @@ long store_runs(PGconn *c, struct store_item *items, size_t n, struct strmap *fr
 /* Remember committed metric ids for later transactions (releases fresh). */
 void store_publish(struct strmap *fresh);
 
-/* Drop the remembered metric ids (tests; a database that was reset). */
-void store_forget_metrics(void);
-
 #endif

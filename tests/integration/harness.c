@@ -155,23 +155,30 @@ void kperfd_stop(struct kperfd *k)
  * up), so no kperfd binding port 0 and no outgoing connection can take it
  * between this check and the server's own bind.
  */
+static struct sockaddr_in loopback(int port)
+{
+	struct sockaddr_in a;
+
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	return a;
+}
+
 int harness_free_port(void)
 {
 	static int next;
 
 	for (int i = 0; i < 4000; i++) {
-		struct sockaddr_in a;
-		int fd = socket(AF_INET, SOCK_STREAM, 0), port, ok;
+		int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
+		struct sockaddr_in a =
+			loopback(20000 + (int)(((long)getpid() * 131 + (long)next++ * 17) % 12000));
 
-		port = 20000 + (int)(((long)getpid() * 131 + (long)next++ * 17) % 12000);
-		memset(&a, 0, sizeof(a));
-		a.sin_family = AF_INET;
-		a.sin_port = htons((uint16_t)port);
-		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 		ok = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
 		close(fd);
 		if (ok)
-			return port;
+			return ntohs(a.sin_port);
 	}
 	cr_assert_fail("no free port in 20000-31999");
 	return 0;
@@ -179,13 +186,9 @@ int harness_free_port(void)
 
 static int port_open(int port)
 {
-	struct sockaddr_in a;
+	struct sockaddr_in a = loopback(port);
 	int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
 
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_port = htons((uint16_t)port);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
 	close(fd);
 	return ok;
