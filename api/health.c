@@ -7,6 +7,7 @@
 #include "../server/counters.h"
 #include "../server/db.h"
 #include "../server/mailer.h"
+#include "../server/readcache.h"
 #include "../server/route.h"
 #include "api.h"
 
@@ -70,6 +71,27 @@ void api_prometheus(struct request *rq, struct reply *rp)
 		   (unsigned long)counters.runs_repeated, (unsigned long)counters.samples_created,
 		   (unsigned long)counters.db_unavailable, (unsigned long)counters.ingest_commits,
 		   (unsigned long)counters.ingest_grouped_requests);
+	{
+		size_t entries, bytes;
+		unsigned long hits, misses;
+		readcache_stats(&entries, &bytes, &hits, &misses);
+		buf_printf(b,
+			   "# HELP kperf_read_cache_hits_total Trend and compare reads answered"
+			   " from memory (the database unchanged since).\n"
+			   "# TYPE kperf_read_cache_hits_total counter\n"
+			   "kperf_read_cache_hits_total %lu\n"
+			   "# HELP kperf_read_cache_misses_total Trend and compare reads that"
+			   " went to the database.\n"
+			   "# TYPE kperf_read_cache_misses_total counter\n"
+			   "kperf_read_cache_misses_total %lu\n"
+			   "# HELP kperf_read_cache_bytes Bytes of answers the read cache holds.\n"
+			   "# TYPE kperf_read_cache_bytes gauge\n"
+			   "kperf_read_cache_bytes %zu\n"
+			   "# HELP kperf_read_cache_entries Answers the read cache holds.\n"
+			   "# TYPE kperf_read_cache_entries gauge\n"
+			   "kperf_read_cache_entries %zu\n",
+			   hits, misses, bytes, entries);
+	}
 	buf_puts(b, "# HELP kperf_route_requests_total Requests by route and status class.\n"
 		    "# TYPE kperf_route_requests_total counter\n");
 	for (int r = 0; routes[r].method && r < COUNTERS_ROUTES; r++)

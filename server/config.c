@@ -45,6 +45,8 @@ static const struct setting settings[] = {
 	 "largest request body in bytes (4194304)"},
 	{"THREADS", "--threads", NUM(threads, 0, LIMIT_THREADS_MAX),
 	 "requests using the database at once (0: four per core)"},
+	{"READ_CACHE_BYTES", NULL, NUM(read_cache_bytes, 0, LIMIT_READ_CACHE_MAX),
+	 "bytes of trend and compare answers kept for repeated reads (16777216; 0: off)"},
 	{"STATIC_DIR", "--static", STR(static_dir), "directory of the dashboard files"},
 	{"PORT_FILE", "--port-file", STR(port_file), "file to write the bound port into"},
 	{"TRUSTED_PROXIES", NULL, STR(trusted_proxies),
@@ -133,6 +135,7 @@ int config_load(int argc, char **argv, int *argi, char *err, size_t errlen)
 	cfg.listen = xstrdup("127.0.0.1");
 	cfg.port = 8080;
 	cfg.body_limit = LIMIT_BODY_BYTES_DEFAULT;
+	cfg.read_cache_bytes = LIMIT_READ_CACHE_DEFAULT;
 	cfg.database_url = xstrdup("dbname=kperf");
 	cfg.static_dir = xstrdup("static");
 	cfg.worker = 1;

@@ -22,6 +22,7 @@ struct config {
 	long alert_settle_s; /* KPERF_ALERT_SETTLE_S: wait after a commit's last decision */
 	long body_limit;     /* KPERF_BODY_LIMIT, --body-limit: request body bytes */
 	long threads;        /* KPERF_THREADS, --threads: pooled db connections, 0 = 4/core */
+	long read_cache_bytes; /* KPERF_READ_CACHE_BYTES: answers of trend and compare kept */
 	char *static_dir;    /* KPERF_STATIC_DIR, --static: dashboard files */
 	char *port_file;     /* KPERF_PORT_FILE, --port-file: write the bound port here */
 	char *trusted_proxies; /* KPERF_TRUSTED_PROXIES: peers whose X-Forwarded-For counts */

@@ -20,6 +20,7 @@
 #include "http.h"
 #include "jsonw.h"
 #include "limits.h"
+#include "readcache.h"
 #include "route.h"
 #include "throttle.h"
 #include "token.h"
@@ -400,6 +401,61 @@ static void on_headers(struct request *rq)
 		rq->early_status = authenticate(rq, &db_failed);
 }
 
+/* The read cache's key of a request: its path and query arguments in order,
+ * each length-prefixed so no decoded value can forge another key. */
+static enum MHD_Result key_each(void *cls, enum MHD_ValueKind kind, const char *key,
+				const char *value)
+{
+	struct buf *b = cls;
+	(void)kind;
+	buf_printf(b, "&%zu:%s", strlen(key), key);
+	if (value)
+		buf_printf(b, "=%zu:%s", strlen(value), value);
+	return MHD_YES;
+}
+
+/*
+ * Run the handler; for a cached route, answer from the read cache when the
+ * database has not changed since the stored answer was read (readcache.h),
+ * else store the new answer. Either way the answer carries an ETag and a
+ * request whose If-None-Match holds it gets 304 without a body.
+ */
+static void answer(struct request *rq, struct reply *rp)
+{
+	char snap[READCACHE_SNAPSHOT_MAX];
+	struct buf key = BUF_INIT;
+	const char *inm;
+	uint64_t etag;
+	PGconn *c;
+
+	if (!rq->route->cached || !(c = db_get()) || readcache_snapshot(c, snap)) {
+		rq->route->fn(rq, rp);
+		return;
+	}
+	buf_printf(&key, "%zu:%s", strlen(rq->path), rq->path);
+	MHD_get_connection_values(rq->conn, MHD_GET_ARGUMENT_KIND, key_each, &key);
+	if (readcache_get(buf_str(&key), snap, &rp->body, &rp->content_type, &etag)) {
+		rp->status = 200;
+	} else {
+		rq->route->fn(rq, rp);
+		if (rp->status != 200) {
+			buf_release(&key);
+			return;
+		}
+		readcache_put(buf_str(&key), snap, rp->content_type, rp->body.data, rp->body.len,
+			      &etag);
+	}
+	buf_release(&key);
+	snprintf(rp->etag_buf, sizeof(rp->etag_buf), "\"%016llx\"", (unsigned long long)etag);
+	rp->etag = rp->etag_buf;
+	rp->cache_control = "no-cache"; /* browsers keep it and revalidate by ETag */
+	inm = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
+	if (inm && strstr(inm, rp->etag_buf)) {
+		rp->status = 304;
+		buf_reset(&rp->body);
+	}
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version,
 				  const char *upload_data, size_t *upload_data_size,
@@ -449,7 +505,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (rq->too_large)
 		return send_early(rq, 413);
 	rp.status = 200;
-	rq->route->fn(rq, &rp);
+	answer(rq, &rp);
 	db_release();
 	rc = send_reply(rq, &rp);
 	buf_release(&rp.body);

@@ -39,7 +39,8 @@ struct reply {
 	const char *location;
 	int retry_after;
 	const char *cache_control;
-	const char *etag;     /* static files */
+	const char *etag;     /* static files and cached reads */
+	char etag_buf[24];    /* a cached read's ETag, quoted */
 	const char *encoding; /* "gzip" when the body is compressed */
 	int vary_encoding;    /* the answer depends on Accept-Encoding */
 };

@@ -71,6 +71,12 @@
 /* Attempts of one transaction that lost a deadlock or serialization race. */
 #define LIMIT_TX_RETRIES 5
 
+/* Bytes of trend and compare answers the read cache keeps: a 2,000-point
+ * trend is ~0.7 MB and a 5,000-metric compare ~3 MB; one answer may take a
+ * quarter. The upper bound an operator may configure keeps RSS sane. */
+#define LIMIT_READ_CACHE_DEFAULT (16L * 1024 * 1024)
+#define LIMIT_READ_CACHE_MAX (1024L * 1024 * 1024)
+
 /* Metric name -> id entries kperfd keeps in memory (about 100 bytes each). */
 #define LIMIT_METRIC_CACHE 100000
 

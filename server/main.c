@@ -14,6 +14,7 @@
 #include "http.h"
 #include "mailer.h"
 #include "migrate.h"
+#include "readcache.h"
 #include "regress.h"
 #include "static.h"
 #include "stats.h"
@@ -96,6 +97,7 @@ static int serve(void)
 	if (static_load(cfg.static_dir) < 0)
 		log_error("static directory \"%s\" unreadable: the dashboard is off", cfg.static_dir);
 	db_setup(cfg.database_url);
+	readcache_limit((size_t)cfg.read_cache_bytes);
 
 	/* Worker threads inherit this mask; only the main thread takes signals. */
 	sigemptyset(&set);

@@ -19,6 +19,7 @@ struct route {
 	route_fn fn;
 	enum route_auth auth;
 	int json_body; /* needs Content-Type application/json and a bounded body */
+	int cached;    /* a read whose answers the read cache may keep (readcache.h) */
 };
 
 extern const struct route routes[];

@@ -90,7 +90,6 @@ static void add_file(const char *rel, const char *full, off_t size)
 {
 	struct static_file *f;
 	FILE *in;
-	uint64_t h = 1469598103934665603ull;
 
 	if (nfiles >= STATIC_FILES_MAX || size > STATIC_FILE_MAX || !(in = fopen(full, "rb")))
 		return;
@@ -102,9 +101,8 @@ static void add_file(const char *rel, const char *full, off_t size)
 	fclose(in);
 	f->path = xstrdup(rel);
 	f->mime = mime_of(rel);
-	for (size_t i = 0; i < f->len; i++)
-		h = (h ^ (unsigned char)f->data[i]) * 1099511628211ull;
-	snprintf(f->etag, sizeof(f->etag), "\"%016llx\"", (unsigned long long)h);
+	snprintf(f->etag, sizeof(f->etag), "\"%016llx\"",
+		 (unsigned long long)hash_fnv1a64(f->data, f->len));
 	if (compressible(f->mime) && f->len >= STATIC_GZIP_MIN)
 		f->gz = gzip_of(f->data, f->len, &f->gzlen);
 	nfiles++;

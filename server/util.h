@@ -31,6 +31,9 @@ int parse_int64(const char *s, int64_t min, int64_t max, int64_t *out);
 /* Monotonic time in microseconds. */
 int64_t now_us(void);
 
+/* The 64-bit FNV-1a hash of n bytes (ETags: the same bytes, the same tag). */
+uint64_t hash_fnv1a64(const void *data, size_t n);
+
 /* Fill buf with n random bytes from the kernel; returns 0 or -1. */
 int random_bytes(void *buf, size_t n);
 

@@ -1,0 +1,185 @@
+/*
+ * test_readcache.c - trend and compare answered again from memory while the
+ * database is unchanged, and never after a change: a run posted through
+ * kperfd, a run invalidated behind kperfd's back (psql, or another kperfd
+ * on the same database) and a transaction left open across the reads.
+ * ETag revalidation answers 304; KPERF_READ_CACHE_BYTES=0 turns it all off.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+static struct kperfd K;
+
+TestSuite(readcache, .timeout = 120);
+
+#define SHA1 "cccccccccccccccccccccccccccccccccccccc01"
+#define SHA2 "cccccccccccccccccccccccccccccccccccccc02"
+#define TREND "/api/v1/trend?machine=rc-box&suite=rcbench&metric=rc.ops"
+
+static void post_run(const char *run_id, const char *sha, const char *values)
+{
+	char body[512];
+	struct resp r;
+
+	snprintf(body, sizeof(body),
+		 "{\"run_id\":\"%s\",\"machine\":{\"name\":\"rc-box\"},"
+		 "\"kernel\":{\"commit\":\"%s\",\"release\":\"6.1.0-%s\"},"
+		 "\"test\":{\"suite\":\"rcbench\"},\"metrics\":{\"rc.ops\":[%s]}}",
+		 run_id, sha, sha + 38, values);
+	http_post_json(&K, "/api/v1/runs", TOKEN_COLLECTOR, body, &r);
+	cr_assert_eq(r.status, 201, "%ld %s", r.status, r.body);
+	resp_release(&r);
+}
+
+/* kperf_read_cache_<name> from /metrics */
+static long cache_counter(const char *name)
+{
+	char key[64];
+	struct resp r;
+	const char *p;
+	long v;
+
+	http_get(&K, "/metrics", &r);
+	cr_assert_eq(r.status, 200);
+	snprintf(key, sizeof(key), "\nkperf_read_cache_%s ", name);
+	p = strstr(r.body, key);
+	cr_assert(p, "no %s in /metrics", key + 1);
+	v = strtol(p + strlen(key), NULL, 10);
+	resp_release(&r);
+	return v;
+}
+
+static void get(const char *path, struct resp *r)
+{
+	http_get(&K, path, r);
+	cr_assert_eq(r->status, 200, "%s: %ld %s", path, r->status, r->body);
+}
+
+Test(readcache, repeated_reads_come_from_memory_until_anything_changes)
+{
+	struct resp a, b, c;
+	long hits, misses;
+	PGconn *db;
+	PGresult *res;
+	char inm[128];
+
+	/* no decision worker: its writes would change the snapshot between reads */
+	static const char *const env[] = {"KPERF_WORKER=0", NULL};
+
+	kperfd_env(env);
+	kperfd_start(&K, NULL);
+	kperfd_env(NULL);
+	post_run("rc-1", SHA1, "100,101,102");
+	post_run("rc-2", SHA2, "110,111,112");
+
+	get(TREND, &a);
+	cr_assert_str_neq(a.etag, "", "a cached read carries an ETag");
+	hits = cache_counter("hits_total");
+	misses = cache_counter("misses_total");
+	get(TREND, &b);
+	cr_assert_eq(cache_counter("hits_total"), hits + 1, "the same read again is a hit");
+	cr_assert_eq(cache_counter("misses_total"), misses);
+	cr_assert_eq(b.len, a.len);
+	cr_assert_str_eq(b.body, a.body);
+	cr_assert_str_eq(b.etag, a.etag);
+	cr_assert_str_eq(b.content_type, "application/json");
+	resp_release(&b);
+
+	/* revalidation: the same ETag answers 304 without a body */
+	snprintf(inm, sizeof(inm), "If-None-Match: %s", a.etag);
+	http_get_with(&K, TREND, inm, &b);
+	cr_assert_eq(b.status, 304);
+	cr_assert_eq(b.len, 0);
+	resp_release(&b);
+
+	/* another query is another answer */
+	http_get(&K, TREND "&variant=none=1", &b);
+	cr_assert_eq(b.status, 404, "%ld %s", b.status, b.body);
+	resp_release(&b);
+
+	/* a run posted through kperfd shows at once */
+	post_run("rc-3", SHA2, "140,141,142");
+	get(TREND, &b);
+	cr_assert(strstr(b.body, "\"rc-3\""), "%s", b.body);
+	cr_assert_str_neq(b.etag, a.etag);
+	http_get_with(&K, TREND, inm, &c);
+	cr_assert_eq(c.status, 200, "an old ETag after a change gets the new answer");
+	cr_assert_str_eq(c.body, b.body);
+	resp_release(&c);
+	resp_release(&b);
+
+	/* a write behind kperfd's back (psql, another kperfd) shows at once too */
+	get(TREND, &b);
+	resp_release(&b);
+	db = harness_db(&K);
+	res = PQexec(db, "UPDATE run SET valid = false WHERE run_id = 'rc-3'");
+	cr_assert_eq(PQresultStatus(res), PGRES_COMMAND_OK, "%s", PQerrorMessage(db));
+	PQclear(res);
+	get(TREND, &b);
+	cr_assert_null(strstr(b.body, "\"rc-3\""), "%s", b.body);
+	cr_assert_str_eq(b.body, a.body, "back to the first answer");
+	resp_release(&b);
+
+	/* a transaction open across two reads, then committed: the read after sees it */
+	res = PQexec(db, "BEGIN");
+	PQclear(res);
+	res = PQexec(db, "UPDATE run SET valid = true WHERE run_id = 'rc-3'");
+	cr_assert_eq(PQresultStatus(res), PGRES_COMMAND_OK, "%s", PQerrorMessage(db));
+	PQclear(res);
+	get(TREND, &b);
+	cr_assert_null(strstr(b.body, "\"rc-3\""), "not committed yet");
+	resp_release(&b);
+	get(TREND, &b);
+	cr_assert_null(strstr(b.body, "\"rc-3\""));
+	resp_release(&b);
+	res = PQexec(db, "COMMIT");
+	cr_assert_eq(PQresultStatus(res), PGRES_COMMAND_OK, "%s", PQerrorMessage(db));
+	PQclear(res);
+	get(TREND, &b);
+	cr_assert(strstr(b.body, "\"rc-3\""), "committed: %s", b.body);
+	resp_release(&b);
+	PQfinish(db);
+
+	/* compare: JSON and LKP text are two answers with their own types */
+	get("/api/v1/compare?base=" SHA1 "&target=" SHA2, &b);
+	get("/api/v1/compare?base=" SHA1 "&target=" SHA2 "&format=lkp", &c);
+	cr_assert_str_eq(b.content_type, "application/json");
+	cr_assert(!strncmp(c.content_type, "text/plain", 10), "%s", c.content_type);
+	cr_assert(strstr(b.body, "\"rc.ops\""), "%s", b.body);
+	resp_release(&b);
+	hits = cache_counter("hits_total");
+	get("/api/v1/compare?base=" SHA1 "&target=" SHA2 "&format=lkp", &b);
+	cr_assert(!strncmp(b.content_type, "text/plain", 10), "%s", b.content_type);
+	cr_assert_str_eq(b.body, c.body);
+	cr_assert_eq(cache_counter("hits_total"), hits + 1);
+	resp_release(&b);
+	resp_release(&c);
+	cr_assert_geq(cache_counter("entries"), 3);
+	cr_assert_gt(cache_counter("bytes"), (long)a.len);
+	resp_release(&a);
+	kperfd_stop(&K);
+}
+
+Test(readcache, off_when_its_size_is_zero)
+{
+	static const char *const env[] = {"KPERF_READ_CACHE_BYTES=0", NULL};
+	struct resp a;
+
+	kperfd_env(env);
+	kperfd_start(&K, NULL);
+	kperfd_env(NULL);
+	post_run("rc-1", SHA1, "100,101,102");
+	for (int i = 0; i < 3; i++) {
+		get(TREND, &a);
+		cr_assert_str_eq(a.etag, "");
+		cr_assert(strstr(a.body, "\"rc-1\""));
+		resp_release(&a);
+	}
+	cr_assert_eq(cache_counter("hits_total"), 0);
+	cr_assert_eq(cache_counter("entries"), 0);
+	kperfd_stop(&K);
+}
