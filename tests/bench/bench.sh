@@ -7,8 +7,9 @@
 #   ingest:  1, 4 and 16 clients against COPY of the same rows (ingest.c).
 #   scale:   ingest and a 2,000-point trend at ~1 M stored samples, and again
 #            at 50 M (BENCH_SAMPLES) after loading history into old partitions.
-#   reads:   10,000 commits x 200 metrics x 3 machines: p50/p99 of trend,
-#            compare and regressions; a static asset against a minimal
+#   reads:   10,000 commits x 200 metrics x 3 machines: p50/p99 of trend and
+#            compare, computed (each request a different answer) and repeated
+#            (from the read cache), and of regressions; a static asset against a minimal
 #            libmicrohttpd responder (minimal.c) with the same load (load.c).
 #   memory:  peak RSS, RSS over 100,000 requests, and 16 clients posting
 #            4 MiB bodies.
@@ -64,11 +65,14 @@ for k in 0 1; do
 	done
 done
 
-# median of N timings of one GET, in milliseconds
+# median of N timings of one GET, in milliseconds; every request differs in
+# an ignored parameter (_=i), so kperfd's read cache never answers: this
+# table is the cost of computing each answer
 median_ms() {
-	local path=$1 n=${2:-15}
-	for _ in $(seq "$n"); do
-		curl -s -o /dev/null -w '%{time_total}\n' "$url$path"
+	local path=$1 n=${2:-15} sep=?
+	case $path in *\?*) sep='&' ;; esac
+	for i in $(seq "$n"); do
+		curl -s -o /dev/null -w '%{time_total}\n' "$url$path${sep}_=$i"
 	done | sort -n | awk '{ t[NR] = $1 } END { printf "%.2f", t[int((NR + 1) / 2)] * 1000 }'
 }
 
@@ -104,12 +108,15 @@ samples() {
 load() { build/bench/load "$@"; }
 # p50 and p99 (ms) of n GETs of a path by 1 client: "p50 p99"
 lat() { load -n "${2:-200}" "$url$1" | awk '{ print $3, $4 }'; }
+# the same with "{i}" in the path made different in every request (load -k),
+# so each one is computed: no answer comes from the read cache
+lat_cold() { load -n "${2:-200}" -k "${2:-200}" "$url$1" | awk '{ print $3, $4 }'; }
 trend_s="/api/v1/trend?machine=scale-0&suite=will-it-scale&params=nr_task=1&metric=wis.m000"
 scale_row() { # label
 	local ingest trend
 	ingest=$(BENCH_TAG="$1" build/bench/ingest "$url" "$KPERF_BOOTSTRAP_TOKEN" "$KPERF_DATABASE_URL" 800 4 |
 		awk '/4 clients/ { print $(NF - 1) }')
-	trend=$(lat "$trend_s" 200)
+	trend=$(lat_cold "$trend_s&_={i}" 200)
 	printf '%-28s %14s %16s %18s\n' "$1" "$(samples)" "$ingest" "$trend"
 	echo "$ingest $trend" > "$tmp/scale-$1"
 }
@@ -140,12 +147,18 @@ hwm_scale=$(awk '/VmHWM/ { print $2 }' /proc/$kpid/status)
 
 # ---- reads on 10,000 commits x 200 metrics x 3 machines (+ the history above)
 echo
-echo "reads: 10,000 commits x 200 metrics x 3 machines; 500 requests each, 1 client"
+echo "reads: 10,000 commits x 200 metrics x 3 machines; 1 client"
+echo "(computed: every request a different answer; repeated: the same request again,"
+echo " answered from the read cache while the database is unchanged)"
 printf '%-60s %8s %8s\n' "request" "p50 ms" "p99 ms"
 trend_r="/api/v1/trend?machine=read-1&suite=will-it-scale&params=nr_task=4&metric=wis.m007"
 points=$(curl -s "$url$trend_r" | grep -o '"samples"' | wc -l)
-printf '%-60s %8s %8s\n' "GET /api/v1/trend ($points points, change points)" $(lat "$trend_r" 500)
-printf '%-60s %8s %8s\n' "GET /api/v1/compare (2 kernels x $metrics metrics, JSON)" \
+printf '%-60s %8s %8s\n' "GET /api/v1/trend ($points points), 200 metrics, computed" \
+	$(lat_cold "${trend_r%m007}m{i}" 200)
+printf '%-60s %8s %8s\n' "GET /api/v1/trend ($points points), repeated x 500" $(lat "$trend_r" 500)
+printf '%-60s %8s %8s\n' "GET /api/v1/compare (2 kernels x $metrics metrics), computed" \
+	$(lat_cold "/api/v1/compare?base=$base&target=$target&_={i}" 100)
+printf '%-60s %8s %8s\n' "GET /api/v1/compare (2 kernels x $metrics metrics), repeated" \
 	$(lat "/api/v1/compare?base=$base&target=$target" 100)
 printf '%-60s %8s %8s\n' "GET /api/v1/regressions (newest 50 of $(psql_q -At -c 'SELECT count(*) FROM decision'))" \
 	$(lat "/api/v1/regressions?limit=50" 500)
@@ -181,6 +194,7 @@ leak_round() { # 33,300 requests of every kind kperfd serves often
 	load -c 4 -n 10000 -t "$KPERF_BOOTSTRAP_TOKEN" -d "$tmp/leak.json" "$url/api/v1/runs" >/dev/null
 	load -c 4 -n 200 "$url/api/v1/regressions?machine=read-2&verdict=regression&limit=20" >/dev/null
 	load -c 4 -n 100 "$url$trend_s" >/dev/null
+	load -c 4 -n 100 -k 100 "$url$trend_s&_={i}" >/dev/null # read-cache misses, evictions
 }
 leak_round
 r1=$(rss)

@@ -2,10 +2,13 @@
  * load.c - the HTTP load generator of `make bench`: C clients on keep-alive
  * connections (libcurl), each sending its share of N requests, with the
  * latency of every request kept for the percentiles.
- * Usage: load [-c CLIENTS] [-n REQUESTS] [-t TOKEN] [-d BODYFILE] [-s STATUS] URL
+ * Usage: load [-c CLIENTS] [-n REQUESTS] [-t TOKEN] [-d BODYFILE] [-s STATUS] [-k KEYS] URL
  * Prints one line: requests ok p50_ms p99_ms requests_per_s
  * (-d posts the file's bytes; -s names the status that counts as ok, 200 by
  * default; any other status is counted and the first few are reported).
+ * With -k, "{i}" in URL becomes the request's number modulo KEYS, zero-padded
+ * to the width of KEYS - 1: -k 200 and metric=wis.m{i} read 200 different
+ * trends, each first request a miss of kperfd's read cache.
  */
 #include <curl/curl.h>
 #include <pthread.h>
@@ -22,7 +25,20 @@ static char *body;
 static size_t body_len;
 static long want_status = 200;
 static double *lat;
-static int nreq, nclients = 1;
+static int nreq, nclients = 1, nkeys;
+
+/* url with "{i}" replaced by key (see -k), into out */
+static void url_of(int key, char *out, size_t cap)
+{
+	const char *at = strstr(url, "{i}");
+	int width = snprintf(NULL, 0, "%d", nkeys > 1 ? nkeys - 1 : 0);
+
+	if (!nkeys || !at) {
+		snprintf(out, cap, "%s", url);
+		return;
+	}
+	snprintf(out, cap, "%.*s%0*d%s", (int)(at - url), url, width, key % nkeys, at + 3);
+}
 
 struct client {
 	int first, n, ok;
@@ -45,13 +61,18 @@ static void *client_main(void *arg)
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
 		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
 	}
-	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
 	for (int i = 0; i < cl->n; i++) {
 		long status = 0;
-		double t0 = now_s();
-		CURLcode rc = curl_easy_perform(h);
+		char u[4096];
+		double t0;
+		CURLcode rc;
+
+		url_of(cl->first + i, u, sizeof(u));
+		curl_easy_setopt(h, CURLOPT_URL, u);
+		t0 = now_s();
+		rc = curl_easy_perform(h);
 		lat[cl->first + i] = now_s() - t0;
 		if (rc == CURLE_OK)
 			curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
@@ -97,13 +118,14 @@ int main(int argc, char **argv)
 	double t0, wall;
 
 	nreq = 100;
-	while ((opt = getopt(argc, argv, "c:n:t:d:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "c:n:t:d:s:k:")) != -1) {
 		switch (opt) {
 		case 'c': nclients = atoi(optarg); break;
 		case 'n': nreq = atoi(optarg); break;
 		case 't': token = optarg; break;
 		case 'd': read_body(optarg); break;
 		case 's': want_status = atol(optarg); break;
+		case 'k': nkeys = atoi(optarg); break;
 		default: goto usage;
 		}
 	}
@@ -132,6 +154,6 @@ int main(int argc, char **argv)
 	return ok == nreq ? 0 : 1;
 usage:
 	fprintf(stderr, "usage: load [-c CLIENTS] [-n REQUESTS] [-t TOKEN] [-d BODYFILE] "
-			"[-s STATUS] URL\n");
+			"[-s STATUS] [-k KEYS] URL\n");
 	return 2;
 }
