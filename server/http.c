@@ -170,6 +170,12 @@ void reply_db_error(struct reply *rp, PGconn *c, const PGresult *r, const char *
 		reply_error(rp, 500, "internal", NULL, "%s failed; see the server log", what);
 }
 
+/* libmicrohttpd is done with a response sent from the read cache. */
+static void release_cached(void *cls)
+{
+	readcache_release(cls);
+}
+
 static enum MHD_Result send_reply(struct request *rq, struct reply *rp)
 {
 	struct MHD_Response *resp;
@@ -178,11 +184,23 @@ static enum MHD_Result send_reply(struct request *rq, struct reply *rp)
 	size_t len;
 	char num[16];
 
-	data = buf_detach(&rp->body, &len);
-	resp = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
-	if (!resp) {
-		free(data);
-		return MHD_NO;
+	if (rp->cached) {
+		const char *bytes = readcache_body(rp->cached, &len);
+		/* not const in libmicrohttpd's prototype; it only reads the bytes */
+		resp = MHD_create_response_from_buffer_with_free_callback_cls(
+			len, (void *)bytes, release_cached, rp->cached);
+		if (!resp)
+			readcache_release(rp->cached);
+		rp->cached = NULL; /* the response holds the reference now */
+		if (!resp)
+			return MHD_NO;
+	} else {
+		data = buf_detach(&rp->body, &len);
+		resp = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
+		if (!resp) {
+			free(data);
+			return MHD_NO;
+		}
 	}
 	if (rp->content_type)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, rp->content_type);
@@ -425,7 +443,8 @@ static void answer(struct request *rq, struct reply *rp)
 	char snap[READCACHE_SNAPSHOT_MAX];
 	struct buf key = BUF_INIT;
 	const char *inm;
-	uint64_t etag;
+	char *data;
+	size_t len;
 	PGconn *c;
 
 	if (!rq->route->cached || !(c = db_get()) || readcache_snapshot(c, snap)) {
@@ -434,25 +453,28 @@ static void answer(struct request *rq, struct reply *rp)
 	}
 	buf_printf(&key, "%zu:%s", strlen(rq->path), rq->path);
 	MHD_get_connection_values(rq->conn, MHD_GET_ARGUMENT_KIND, key_each, &key);
-	if (readcache_get(buf_str(&key), snap, &rp->body, &rp->content_type, &etag)) {
-		rp->status = 200;
-	} else {
+	rp->cached = readcache_get(buf_str(&key), snap);
+	if (!rp->cached) {
 		rq->route->fn(rq, rp);
 		if (rp->status != 200) {
 			buf_release(&key);
 			return;
 		}
-		readcache_put(buf_str(&key), snap, rp->content_type, rp->body.data, rp->body.len,
-			      &etag);
+		data = buf_detach(&rp->body, &len);
+		rp->cached = readcache_put(buf_str(&key), snap, rp->content_type, data, len);
 	}
 	buf_release(&key);
-	snprintf(rp->etag_buf, sizeof(rp->etag_buf), "\"%016llx\"", (unsigned long long)etag);
+	rp->status = 200;
+	rp->content_type = readcache_content_type(rp->cached);
+	snprintf(rp->etag_buf, sizeof(rp->etag_buf), "\"%016llx\"",
+		 (unsigned long long)readcache_etag(rp->cached));
 	rp->etag = rp->etag_buf;
 	rp->cache_control = "no-cache"; /* browsers keep it and revalidate by ETag */
 	inm = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
 	if (inm && strstr(inm, rp->etag_buf)) {
 		rp->status = 304;
-		buf_reset(&rp->body);
+		readcache_release(rp->cached);
+		rp->cached = NULL;
 	}
 }
 

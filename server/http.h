@@ -13,6 +13,7 @@
 #include "buf.h"
 
 struct MHD_Connection;
+struct readcache_answer;
 struct route;
 
 struct request {
@@ -41,6 +42,7 @@ struct reply {
 	const char *cache_control;
 	const char *etag;     /* static files and cached reads */
 	char etag_buf[24];    /* a cached read's ETag, quoted */
+	struct readcache_answer *cached; /* sent instead of body: the read cache's bytes */
 	const char *encoding; /* "gzip" when the body is compressed */
 	int vary_encoding;    /* the answer depends on Accept-Encoding */
 };

@@ -87,6 +87,14 @@ static int serve(void)
 	 * arena per thread would keep one such peak per thread.
 	 */
 	mallopt(M_ARENA_MAX, 2);
+	/*
+	 * Blocks of 256 KiB and more always get their own mapping, returned to
+	 * the system when freed. Left to itself glibc raises this threshold to
+	 * the largest block freed so far, after which a compare's megabytes
+	 * come from the heap, where one long-lived block (a read-cache answer)
+	 * above them keeps all of them resident.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	c = open_migrated();
 	if (regress_configure(cfg.floors, err, sizeof(err)))
 		die("KPERF_FLOORS: %s", err);

@@ -11,8 +11,9 @@
 #include "readcache.h"
 #include "util.h"
 
-struct entry {
-	struct entry *prev, *next;
+struct readcache_answer {
+	struct readcache_answer *prev, *next;
+	long refs;
 	char *key;
 	char snap[READCACHE_SNAPSHOT_MAX];
 	const char *content_type;
@@ -22,7 +23,7 @@ struct entry {
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct entry *head, *tail; /* head: most recently used */
+static struct readcache_answer *head, *tail; /* head: most recently used */
 static size_t limit_bytes, held_bytes, held_entries;
 static unsigned long hits, misses;
 
@@ -49,101 +50,146 @@ int readcache_snapshot(PGconn *c, char out[READCACHE_SNAPSHOT_MAX])
 	return rc;
 }
 
-static void unlink_entry(struct entry *e)
+static void answer_free(struct readcache_answer *a)
 {
-	if (e->prev)
-		e->prev->next = e->next;
-	else
-		head = e->next;
-	if (e->next)
-		e->next->prev = e->prev;
-	else
-		tail = e->prev;
-	e->prev = e->next = NULL;
+	free(a->key);
+	free(a->body);
+	free(a);
 }
 
-static void push_front(struct entry *e)
+/* Under the lock: drop one reference; 1 when that was the last. */
+static int unref(struct readcache_answer *a)
 {
-	e->prev = NULL;
-	e->next = head;
+	return --a->refs == 0;
+}
+
+static void unlink_answer(struct readcache_answer *a)
+{
+	if (a->prev)
+		a->prev->next = a->next;
+	else
+		head = a->next;
+	if (a->next)
+		a->next->prev = a->prev;
+	else
+		tail = a->prev;
+	a->prev = a->next = NULL;
+}
+
+static void push_front(struct readcache_answer *a)
+{
+	a->prev = NULL;
+	a->next = head;
 	if (head)
-		head->prev = e;
-	head = e;
+		head->prev = a;
+	head = a;
 	if (!tail)
-		tail = e;
+		tail = a;
 }
 
-static void drop(struct entry *e)
+/* Under the lock: take a off the list; returns it when no response holds it
+ * (the caller frees it), else NULL (the last readcache_release will). */
+static struct readcache_answer *evict(struct readcache_answer *a)
 {
-	unlink_entry(e);
-	held_bytes -= e->len + strlen(e->key);
+	unlink_answer(a);
+	held_bytes -= a->len + strlen(a->key);
 	held_entries--;
-	free(e->key);
-	free(e->body);
-	free(e);
+	return unref(a) ? a : NULL;
 }
 
-static struct entry *find(const char *key)
+static struct readcache_answer *find(const char *key)
 {
-	for (struct entry *e = head; e; e = e->next)
-		if (!strcmp(e->key, key))
-			return e;
+	for (struct readcache_answer *a = head; a; a = a->next)
+		if (!strcmp(a->key, key))
+			return a;
 	return NULL;
 }
 
-int readcache_get(const char *key, const char *snap, struct buf *out, const char **content_type,
-		  uint64_t *etag)
+struct readcache_answer *readcache_get(const char *key, const char *snap)
 {
-	struct entry *e;
-	int hit = 0;
+	struct readcache_answer *a;
 
 	pthread_mutex_lock(&lock);
-	e = find(key);
-	if (e && !strcmp(e->snap, snap)) {
-		unlink_entry(e);
-		push_front(e);
-		buf_append(out, e->body, e->len);
-		*content_type = e->content_type;
-		*etag = e->etag;
-		hit = 1;
+	a = find(key);
+	if (a && !strcmp(a->snap, snap)) {
+		unlink_answer(a);
+		push_front(a);
+		a->refs++;
 		hits++;
 	} else {
+		a = NULL;
 		misses++;
 	}
 	pthread_mutex_unlock(&lock);
-	return hit;
+	return a;
 }
 
-void readcache_put(const char *key, const char *snap, const char *content_type,
-		   const char *body, size_t len, uint64_t *etag)
+struct readcache_answer *readcache_put(const char *key, const char *snap,
+				       const char *content_type, char *body, size_t len)
 {
+	struct readcache_answer *a = xcalloc(1, sizeof(*a)), *dead = NULL, *old;
 	size_t cost = len + strlen(key);
-	struct entry *e;
 
-	*etag = hash_fnv1a64(body, len);
+	a->key = xstrdup(key);
+	memcpy(a->snap, snap, strlen(snap) + 1);
+	a->content_type = content_type;
+	a->etag = hash_fnv1a64(body, len);
+	a->body = body;
+	a->len = len;
+	a->refs = 1; /* the caller's */
 	/* one answer may take a quarter of the cache, so a big compare cannot flush it */
 	if (!limit_bytes || cost > limit_bytes / 4)
-		return;
-	e = xcalloc(1, sizeof(*e));
-	e->key = xstrdup(key);
-	memcpy(e->snap, snap, strlen(snap) + 1);
-	e->content_type = content_type;
-	e->etag = *etag;
-	e->body = xmalloc(len ? len : 1);
-	memcpy(e->body, body, len);
-	e->len = len;
+		return a;
 	pthread_mutex_lock(&lock);
-	{
-		struct entry *old = find(key);
-		if (old)
-			drop(old);
+	old = find(key);
+	while (old || (head && held_bytes + cost > limit_bytes)) {
+		struct readcache_answer *gone = evict(old ? old : tail);
+		old = NULL;
+		if (gone) { /* freed after the lock, chained through next */
+			gone->next = dead;
+			dead = gone;
+		}
 	}
-	while (head && held_bytes + cost > limit_bytes)
-		drop(tail);
-	push_front(e);
+	push_front(a);
+	a->refs++; /* the list's */
 	held_bytes += cost;
 	held_entries++;
 	pthread_mutex_unlock(&lock);
+	while (dead) {
+		struct readcache_answer *next = dead->next;
+		answer_free(dead);
+		dead = next;
+	}
+	return a;
+}
+
+const char *readcache_body(const struct readcache_answer *a, size_t *len)
+{
+	*len = a->len;
+	return a->body;
+}
+
+const char *readcache_content_type(const struct readcache_answer *a)
+{
+	return a->content_type;
+}
+
+uint64_t readcache_etag(const struct readcache_answer *a)
+{
+	return a->etag;
+}
+
+void readcache_release(struct readcache_answer *a)
+{
+	int last;
+
+	if (!a)
+		return;
+	pthread_mutex_lock(&lock);
+	last = unref(a);
+	pthread_mutex_unlock(&lock);
+	if (last)
+		answer_free(a);
 }
 
 void readcache_stats(size_t *entries, size_t *bytes, unsigned long *h, unsigned long *m)

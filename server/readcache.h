@@ -12,7 +12,9 @@
  * An answer read after a write that raced the snapshot is stored under the
  * older snapshot, which can never come back: it is simply never served.
  *
- * Bounded by bytes (least recently used answers go first). Thread-safe.
+ * Bounded by bytes (least recently used answers go first). Answers are sent
+ * from the cache's own memory, never copied: each response holds a reference
+ * until libmicrohttpd has sent it. Thread-safe.
  */
 #ifndef KPERF_READCACHE_H
 #define KPERF_READCACHE_H
@@ -21,9 +23,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
-
 #define READCACHE_SNAPSHOT_MAX 256 /* longer snapshots (many open transactions): no caching */
+
+struct readcache_answer; /* one stored answer, reference-counted */
 
 /* Keep at most bytes of answers (0 turns the cache off). Call before serving. */
 void readcache_limit(size_t bytes);
@@ -32,16 +34,26 @@ void readcache_limit(size_t bytes);
 int readcache_snapshot(PGconn *c, char out[READCACHE_SNAPSHOT_MAX]);
 
 /*
- * The answer stored for key under snapshot snap: appended to out with its
- * content type and ETag set; 1 on a hit, 0 on a miss.
+ * The answer stored for key under snapshot snap, as a new reference (its
+ * bytes stay valid until readcache_release), or NULL on a miss.
  */
-int readcache_get(const char *key, const char *snap, struct buf *out, const char **content_type,
-		  uint64_t *etag);
+struct readcache_answer *readcache_get(const char *key, const char *snap);
 
-/* Store an answer (content_type must be a string constant); its ETag
- * (hash_fnv1a64 of the body) into *etag. */
-void readcache_put(const char *key, const char *snap, const char *content_type,
-		   const char *body, size_t len, uint64_t *etag);
+/*
+ * Store an answer read under snap, taking body (malloc'd; content_type a
+ * string constant). Returns a reference to it for sending, also when it is
+ * not kept (the cache off, or the answer bigger than a quarter of it).
+ */
+struct readcache_answer *readcache_put(const char *key, const char *snap,
+				       const char *content_type, char *body, size_t len);
+
+/* An answer's bytes, content type and ETag (hash_fnv1a64 of the bytes). */
+const char *readcache_body(const struct readcache_answer *a, size_t *len);
+const char *readcache_content_type(const struct readcache_answer *a);
+uint64_t readcache_etag(const struct readcache_answer *a);
+
+/* Drop a reference; the last one of an answer no longer kept frees it. */
+void readcache_release(struct readcache_answer *a);
 
 /* Answers and bytes held, hits and misses since start (for /metrics and tests). */
 void readcache_stats(size_t *entries, size_t *bytes, unsigned long *hits, unsigned long *misses);

@@ -4,8 +4,13 @@
  * kperfd, a run invalidated behind kperfd's back (psql, or another kperfd
  * on the same database) and a transaction left open across the reads.
  * ETag revalidation answers 304; KPERF_READ_CACHE_BYTES=0 turns it all off.
+ * Eight keep-alive readers on a cache too small for their six answers
+ * (constant eviction while responses are still being sent) each get exactly
+ * the answer of their key, run under ASan as well.
  */
 #include <criterion/criterion.h>
+#include <curl/curl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,5 +186,116 @@ Test(readcache, off_when_its_size_is_zero)
 	}
 	cr_assert_eq(cache_counter("hits_total"), 0);
 	cr_assert_eq(cache_counter("entries"), 0);
+	kperfd_stop(&K);
+}
+
+#define READERS 8
+#define READS 150
+#define KEYS 6
+
+struct reader {
+	int port, id;
+	const char *const *want; /* the answer of each key */
+	int ok, wrong;
+};
+
+struct body {
+	char *data;
+	size_t len;
+};
+
+static size_t grow(char *d, size_t s, size_t n, void *arg)
+{
+	struct body *b = arg;
+	b->data = realloc(b->data, b->len + s * n + 1);
+	memcpy(b->data + b->len, d, s * n);
+	b->len += s * n;
+	b->data[b->len] = '\0';
+	return s * n;
+}
+
+static void *read_many(void *arg)
+{
+	struct reader *rd = arg;
+	CURL *h = curl_easy_init();
+	char url[256];
+	unsigned seed = (unsigned)rd->id * 7919u + 1;
+
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, grow);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, 60L);
+	for (int i = 0; i < READS; i++) {
+		int key = (int)(rand_r(&seed) % KEYS);
+		struct body b = {NULL, 0};
+		long status = 0;
+
+		snprintf(url, sizeof(url),
+			 "http://127.0.0.1:%d/api/v1/trend?machine=rc-box&suite=rcbench&metric=rc.m%d",
+			 rd->port, key);
+		curl_easy_setopt(h, CURLOPT_URL, url);
+		curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+		if (curl_easy_perform(h) == CURLE_OK)
+			curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+		if (status == 200 && b.data && !strcmp(b.data, rd->want[key]))
+			rd->ok++;
+		else
+			rd->wrong++;
+		free(b.data);
+	}
+	curl_easy_cleanup(h);
+	return NULL;
+}
+
+Test(readcache, concurrent_readers_on_a_cache_that_keeps_evicting)
+{
+	/* six answers of ~1.2 kB (with their keys) against 6 kB: at most four kept at a time */
+	static const char *const env[] = {"KPERF_READ_CACHE_BYTES=6000", "KPERF_WORKER=0", NULL};
+	const char *want[KEYS];
+	struct resp r[KEYS];
+	struct reader rd[READERS];
+	pthread_t th[READERS];
+	long misses;
+
+	kperfd_env(env);
+	kperfd_start(&K, NULL);
+	kperfd_env(NULL);
+	for (int c = 0; c < 5; c++) {
+		char body[1024], id[16], sha[41];
+		struct resp p;
+
+		snprintf(id, sizeof(id), "rcc-%d", c);
+		snprintf(sha, sizeof(sha), "%038d%02d", 0, c + 10);
+		snprintf(body, sizeof(body),
+			 "{\"run_id\":\"%s\",\"machine\":{\"name\":\"rc-box\"},"
+			 "\"kernel\":{\"commit\":\"%s\"},\"test\":{\"suite\":\"rcbench\"},"
+			 "\"metrics\":{\"rc.m0\":[%d,1],\"rc.m1\":[%d,2],\"rc.m2\":[%d,3],"
+			 "\"rc.m3\":[%d,4],\"rc.m4\":[%d,5],\"rc.m5\":[%d,6]}}",
+			 id, sha, c, c, c, c, c, c);
+		http_post_json(&K, "/api/v1/runs", TOKEN_COLLECTOR, body, &p);
+		cr_assert_eq(p.status, 201, "%ld %s", p.status, p.body);
+		resp_release(&p);
+	}
+	for (int k = 0; k < KEYS; k++) {
+		char path[128];
+		snprintf(path, sizeof(path),
+			 "/api/v1/trend?machine=rc-box&suite=rcbench&metric=rc.m%d", k);
+		get(path, &r[k]);
+		cr_assert(r[k].len > 1000 && r[k].len <= 1200, "answer %d is %zu bytes", k, r[k].len);
+		want[k] = r[k].body;
+	}
+	misses = cache_counter("misses_total");
+	for (int i = 0; i < READERS; i++) {
+		rd[i] = (struct reader){K.port, i, want, 0, 0};
+		pthread_create(&th[i], NULL, read_many, &rd[i]);
+	}
+	for (int i = 0; i < READERS; i++) {
+		pthread_join(th[i], NULL);
+		cr_expect_eq(rd[i].wrong, 0, "reader %d: %d wrong answers", i, rd[i].wrong);
+		cr_expect_eq(rd[i].ok, READS);
+	}
+	cr_assert_leq(cache_counter("entries"), 4);
+	cr_assert_gt(cache_counter("hits_total"), 0);
+	cr_assert_gt(cache_counter("misses_total"), misses + KEYS, "answers were evicted and read again");
+	for (int k = 0; k < KEYS; k++)
+		resp_release(&r[k]);
 	kperfd_stop(&K);
 }

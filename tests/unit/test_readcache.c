@@ -2,13 +2,14 @@
  * test_readcache.c - the read cache's bookkeeping, without a database: an
  * answer is served only under the snapshot it was stored with, the least
  * recently used answers go first when the byte limit is reached, one answer
- * may take at most a quarter of it, and a new answer replaces the old one of
- * its key. (test_readcache in tests/integration checks it against writes.)
+ * may take at most a quarter of it, a new answer replaces the old one of its
+ * key, and an answer evicted while a response still holds it stays readable
+ * until that response releases it. (tests/integration/test_readcache.c
+ * checks it against real writes.)
  */
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "buf.h"
 #include "readcache.h"
 #include "util.h"
 
@@ -22,29 +23,34 @@ static size_t entries(void)
 
 static int get(const char *key, const char *snap, const char *want)
 {
-	struct buf b = BUF_INIT;
-	const char *ct = NULL;
-	uint64_t tag = 0;
-	int hit = readcache_get(key, snap, &b, &ct, &tag);
+	struct readcache_answer *a = readcache_get(key, snap);
+	size_t len;
+	const char *body;
 
-	if (hit) {
-		cr_assert_str_eq(buf_str(&b), want);
-		cr_assert_str_eq(ct, "application/json");
-		cr_assert_eq(tag, hash_fnv1a64(want, strlen(want)));
-	}
-	buf_release(&b);
-	return hit;
+	if (!a)
+		return 0;
+	body = readcache_body(a, &len);
+	cr_assert_eq(len, strlen(want));
+	cr_assert(!memcmp(body, want, len), "%.*s", (int)len, body);
+	cr_assert_str_eq(readcache_content_type(a), "application/json");
+	cr_assert_eq(readcache_etag(a), hash_fnv1a64(want, strlen(want)));
+	readcache_release(a);
+	return 1;
 }
 
 static void put(const char *key, const char *snap, const char *body)
 {
-	uint64_t tag;
-	readcache_put(key, snap, "application/json", body, strlen(body), &tag);
-	cr_assert_eq(tag, hash_fnv1a64(body, strlen(body)));
+	struct readcache_answer *a =
+		readcache_put(key, snap, "application/json", xstrdup(body), strlen(body));
+	cr_assert_eq(readcache_etag(a), hash_fnv1a64(body, strlen(body)));
+	readcache_release(a);
 }
 
 Test(readcache, serves_an_answer_only_under_its_snapshot_and_evicts_the_oldest)
 {
+	struct readcache_answer *held;
+	const char *bytes;
+	size_t len;
 	char big[300];
 
 	readcache_limit(1000);
@@ -54,17 +60,27 @@ Test(readcache, serves_an_answer_only_under_its_snapshot_and_evicts_the_oldest)
 	cr_assert_not(get("/trend?b", "10:12:", ""), "another key must miss");
 	cr_assert_not(get("/trend?", "10:12:", ""), "a prefix of a key must miss");
 
-	/* a new answer replaces its key's old one */
+	/* a new answer replaces its key's old one, which a response still holds */
+	held = readcache_get("/trend?a", "10:12:");
+	cr_assert_not_null(held);
 	put("/trend?a", "10:13:", "{\"a\":2}");
 	cr_assert_eq(entries(), 1);
 	cr_assert_not(get("/trend?a", "10:12:", "{\"a\":1}"));
 	cr_assert(get("/trend?a", "10:13:", "{\"a\":2}"));
+	bytes = readcache_body(held, &len);
+	cr_assert_eq(len, 7);
+	cr_assert(!memcmp(bytes, "{\"a\":1}", 7), "the held answer is intact");
+	readcache_release(held);
 
-	/* more than a quarter of the limit is not kept */
+	/* more than a quarter of the limit is not kept, but still sent */
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	put("/compare?big", "10:13:", big);
+	held = readcache_put("/compare?big", "10:13:", "application/json", xstrdup(big),
+			     strlen(big));
 	cr_assert_eq(entries(), 1);
+	cr_assert_eq(readcache_body(held, &len)[0], 'x');
+	cr_assert_eq(len, strlen(big));
+	readcache_release(held);
 	cr_assert_not(get("/compare?big", "10:13:", big));
 
 	/* a, then three answers of 248 bytes: 759 of 1,000; a fourth evicts the least recently used */
