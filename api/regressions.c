@@ -266,7 +266,7 @@ static const char SQL_INVALIDATE[] =
 	" q AS (INSERT INTO decision_queue (commit_id, machine_id, test_id, variant_id)"
 	"  SELECT commit_id, machine_id, test_id, variant_id FROM r"
 	"  ON CONFLICT (commit_id, machine_id, test_id, variant_id)"
-	"  DO UPDATE SET version = decision_queue.version + 1)"
+	"  DO UPDATE SET version = decision_queue.version + 1, touched_at = now())"
 	" SELECT id FROM r";
 
 void api_run_invalidate(struct request *rq, struct reply *rp)

@@ -83,7 +83,7 @@ static int put_series(PGconn *c, PGresult *keys, int row, struct buf *b, struct 
 	struct trend_group g;
 	PGresult *failed = NULL, *r;
 
-	if (trend_load(c, params[0], params[1], params[2], params[3], &g, &failed)) {
+	if (trend_load(c, params[0], params[1], params[2], params[3], 0, &g, &failed)) {
 		reply_db_error(rp, c, failed, "loading the trend");
 		PQclear(failed);
 		return -1;

@@ -40,17 +40,24 @@ static atomic_int worker_stop;
 static int worker_running;
 
 /*
- * A queued group is decided once it has settled for a quarter second: the
- * runs of a batch, or of collectors posting together, are decided once, and
- * under a stream of runs a group is decided at most four times a second
- * instead of once per run (which kept a core busy re-reading its history).
+ * A queued group is decided once no run has arrived for it for a quarter
+ * second (touched_at), so the runs of a batch, or of collectors posting
+ * together, are decided once; under a steady stream of runs it is decided
+ * every two seconds (queued_at, reset when a pass ends with runs still
+ * arriving). Deciding once per run kept a core busy re-reading histories,
+ * and four times a second still took as much of PostgreSQL as the ingest.
  */
-#define REGRESS_SETTLE "interval '250 milliseconds'"
+/* Commits a history needs before change points are looked for in it. */
+#define REGRESS_CP_COMMITS 4
+
+#define REGRESS_QUIET "interval '250 milliseconds'"
+#define REGRESS_MAX_WAIT "interval '2 seconds'"
 
 static const char SQL_CLAIM[] =
 	"UPDATE decision_queue q SET claimed_at = now()"
 	" FROM (SELECT commit_id, machine_id, test_id, variant_id FROM decision_queue"
-	"  WHERE (claimed_at IS NULL AND queued_at < now() - " REGRESS_SETTLE ")"
+	"  WHERE (claimed_at IS NULL AND (touched_at < now() - " REGRESS_QUIET
+	"    OR queued_at < now() - " REGRESS_MAX_WAIT "))"
 	"   OR claimed_at < now() - interval '5 minutes'"
 	"  ORDER BY queued_at LIMIT 1 FOR UPDATE SKIP LOCKED) x"
 	" WHERE (q.commit_id, q.machine_id, q.test_id, q.variant_id)"
@@ -424,7 +431,9 @@ static int scan_history(PGconn *c, const struct group *g)
 	PGresult *failed = NULL;
 	int rc = -1, first = 1;
 
-	if (trend_load(c, g->machine, g->test, g->variant, NULL, &tg, &failed)) {
+	/* a change point needs REGRESS_CP_COMMITS commits: a shorter history is not read */
+	if (trend_load(c, g->machine, g->test, g->variant, NULL, REGRESS_CP_COMMITS, &tg,
+		       &failed)) {
 		db_log_error("loading history", c, failed);
 		PQclear(failed);
 		return -1;
@@ -441,7 +450,7 @@ static int scan_history(PGconn *c, const struct group *g)
 			samples[i] = tr->points[i].samples;
 			n[i] = tr->points[i].n;
 		}
-		if (tr->npoints >= 4 &&
+		if (tr->npoints >= REGRESS_CP_COMMITS &&
 		    changepoint_detect(samples, n, tr->npoints, NULL, &pts, &npts) == 0) {
 			for (size_t i = 0; i < npts; i++) {
 				size_t at = pts[i].index, prev = pts[i].prev;

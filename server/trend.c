@@ -58,7 +58,8 @@ static int by_id(const void *a, const void *b)
 }
 
 int trend_load(PGconn *c, const char *machine_id, const char *test_id, const char *variant_id,
-	       const char *metric_id, struct trend_group *g, PGresult **failed)
+	       const char *metric_id, size_t min_commits, struct trend_group *g,
+	       PGresult **failed)
 {
 	const char *params[4] = {machine_id, test_id, variant_id, metric_id};
 	struct commit_node *nodes;
@@ -74,10 +75,14 @@ int trend_load(PGconn *c, const char *machine_id, const char *test_id, const cha
 		g->commits_res = NULL;
 		return -1;
 	}
-	PQclear(db_exec(c, SQL_SEQSCAN_OFF, 0, NULL));
-	g->samples_res = db_exec(c, SQL_SAMPLES, 4, params);
-	PQclear(db_exec(c, SQL_SEQSCAN_ON, 0, NULL));
-	if (!db_ok(g->samples_res)) {
+	if ((size_t)PQntuples(g->commits_res) < min_commits) {
+		g->samples_res = NULL; /* too short a history: no trends */
+	} else {
+		PQclear(db_exec(c, SQL_SEQSCAN_OFF, 0, NULL));
+		g->samples_res = db_exec(c, SQL_SAMPLES, 4, params);
+		PQclear(db_exec(c, SQL_SEQSCAN_ON, 0, NULL));
+	}
+	if (g->samples_res && !db_ok(g->samples_res)) {
 		*failed = g->samples_res;
 		g->samples_res = NULL;
 		trend_release(g);
@@ -113,7 +118,7 @@ int trend_load(PGconn *c, const char *machine_id, const char *test_id, const cha
 		rank[tc - by_id_sorted] = (size_t)i;
 	}
 
-	ns = PQntuples(g->samples_res);
+	ns = g->samples_res ? PQntuples(g->samples_res) : 0;
 	for (int i = 0; i < ns;) {
 		long mid = strtol(PQgetvalue(g->samples_res, i, 0), NULL, 10);
 		struct trend *t;

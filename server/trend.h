@@ -39,11 +39,13 @@ struct trend_group {
 
 /*
  * Load the histories of (machine_id, test_id, variant_id), of metric_id only
- * when it is not NULL. Invalid runs are left out. Returns 0, or -1 with
- * *failed set to the failed result (the caller reports and PQclears it).
+ * when it is not NULL. Invalid runs are left out. With fewer than
+ * min_commits commits the samples are not read (no trends). Returns 0, or
+ * -1 with *failed set to the failed result (the caller reports and PQclears it).
  */
 int trend_load(PGconn *c, const char *machine_id, const char *test_id, const char *variant_id,
-	       const char *metric_id, struct trend_group *g, PGresult **failed);
+	       const char *metric_id, size_t min_commits, struct trend_group *g,
+	       PGresult **failed);
 
 void trend_release(struct trend_group *g);
 

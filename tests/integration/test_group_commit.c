@@ -261,7 +261,7 @@ Test(group_commit, migration_005_moves_older_samples_into_their_months, .timeout
 	PQfinish(c);
 
 	kperfd_restart(&k);
-	cr_expect_eq(harness_count(&k, "SELECT max(version) FROM schema_migrations"), 5);
+	cr_expect_eq(harness_count(&k, "SELECT max(version) FROM schema_migrations"), 6);
 	cr_expect_eq(harness_count(&k, "SELECT count(*) FROM sample_202403"), 3);
 	cr_expect_eq(harness_count(&k, "SELECT count(*) FROM sample WHERE tableoid::regclass::text"
 				       " = 'sample_' || to_char(now() AT TIME ZONE 'UTC', 'YYYYMM')"),

@@ -5,9 +5,11 @@
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -396,5 +398,61 @@ Test(regress, change_points_in_a_trend)
 	cr_expect_str_eq(json_string_value(json_object_get(j, "field")), "metric");
 	json_decref(j);
 	j = get_json("/api/v1/trend?machine=lkp-bdw-ex2&suite=vm-scalability&metric=nothing", 404);
+	json_decref(j);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static long decisions_total(void)
+{
+	struct resp r;
+	const char *p;
+	long v;
+
+	http_get(&K, "/metrics", &r);
+	p = strstr(r.body, "\nkperf_decisions_total ");
+	cr_assert(p, "no kperf_decisions_total in /metrics");
+	v = strtol(p + strlen("\nkperf_decisions_total "), NULL, 10);
+	resp_release(&r);
+	return v;
+}
+
+/*
+ * A steady stream of runs to one group (a run every 100 ms for 3 s) is
+ * decided every two seconds while it lasts, not four times a second, and once
+ * more a quarter second after the last run, with every run counted.
+ */
+Test(regress, a_stream_of_runs_is_decided_every_two_seconds)
+{
+	long before, passes;
+	int64_t t0;
+	json_t *j, *it;
+	char id[32];
+	int n = 0;
+
+	post_seed_pair();
+	before = decisions_total();
+	t0 = now_ms();
+	while (now_ms() - t0 < 3000) {
+		snprintf(id, sizeof(id), "s%d", n);
+		post_run(id, CHILD, PARENT, NULL, child_tput[n % 4], 407.78, 1000004 + n);
+		n++;
+		usleep(100000);
+	}
+	settle();
+	passes = (decisions_total() - before) / 3; /* three metrics per pass */
+	cr_assert_geq(n, 20);
+	cr_assert_geq(passes, 2, "decided during the stream and after it: %ld passes", passes);
+	cr_assert_leq(passes, 4, "%d runs over 3 s took %ld passes", n, passes);
+	j = get_json("/api/v1/regressions?verdict=regression", 200);
+	it = find_item(j, "vm-scalability.throughput", CHILD);
+	cr_assert_not_null(it);
+	cr_assert_eq(json_number_value(json_object_get(json_object_get(it, "target"), "runs")),
+		     4 + n, "every run of the stream is in the last decision");
 	json_decref(j);
 }
