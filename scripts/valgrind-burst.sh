@@ -34,6 +34,11 @@ for path in /healthz /metrics /api/v1/runs /api/v1/runs/vg-a-1 "/api/v1/compare?
 	/api/v1/nothing /static/index.html /trend; do
 	curl -s -o /dev/null --compressed "$url$path"
 done
+# again from the read cache, then revalidated by ETag (304)
+for path in "/api/v1/compare?base=aaaaaaa&target=bbbbbbb" "/api/v1/trend?machine=vg&suite=s&metric=s.throughput"; do
+	etag=$(curl -s -o /dev/null -D - "$url$path" | tr -d '\r' | awk 'tolower($1) == "etag:" { print $2 }')
+	curl -s -o /dev/null -H "If-None-Match: $etag" "$url$path"
+done
 kill "$pid"
 wait "$pid"
 rc=$?

@@ -31,14 +31,18 @@ static const char SQL_COMMITS[] =
 static const char SQL_SEQSCAN_OFF[] = "SELECT set_config('enable_seqscan', 'off', false)";
 static const char SQL_SEQSCAN_ON[] = "SELECT set_config('enable_seqscan', 'on', false)";
 
-static const char SQL_SAMPLES[] =
-	"SELECT s.metric_id, r.commit_id, r.run_id, s.value, m.name"
-	" FROM run r CROSS JOIN LATERAL (SELECT s.metric_id, s.value, s.iteration FROM sample s"
-	"  WHERE s.run_id = r.id AND s.at = r.received_at"
-	"  AND ($4::bigint IS NULL OR s.metric_id = $4) OFFSET 0) s"
-	" JOIN metric m ON m.id = s.metric_id"
-	" WHERE r.machine_id = $1 AND r.test_id = $2 AND r.variant_id = $3 AND r.valid"
-	" ORDER BY s.metric_id, r.commit_id, r.id, s.iteration";
+#define SQL_SAMPLES_OF(metric_cond)                                                              \
+	"SELECT s.metric_id, r.commit_id, r.run_id, s.value, m.name"                             \
+	" FROM run r CROSS JOIN LATERAL (SELECT s.metric_id, s.value, s.iteration FROM sample s" \
+	"  WHERE s.run_id = r.id AND s.at = r.received_at" metric_cond " OFFSET 0) s"             \
+	" JOIN metric m ON m.id = s.metric_id"                                                   \
+	" WHERE r.machine_id = $1 AND r.test_id = $2 AND r.variant_id = $3 AND r.valid"          \
+	" ORDER BY s.metric_id, r.commit_id, r.id, s.iteration"
+/* Two statements, not "$4 IS NULL OR metric_id = $4": the plan PostgreSQL
+ * caches for that one probes by run alone and filters the metric (80 ms
+ * instead of 15 on 200 metrics a run, a second on the 50 M-sample bench). */
+static const char SQL_SAMPLES_METRIC[] = SQL_SAMPLES_OF(" AND s.metric_id = $4");
+static const char SQL_SAMPLES_ALL[] = SQL_SAMPLES_OF("");
 
 static const char *opt(PGresult *r, int row, int col)
 {
@@ -79,7 +83,8 @@ int trend_load(PGconn *c, const char *machine_id, const char *test_id, const cha
 		g->samples_res = NULL; /* too short a history: no trends */
 	} else {
 		PQclear(db_exec(c, SQL_SEQSCAN_OFF, 0, NULL));
-		g->samples_res = db_exec(c, SQL_SAMPLES, 4, params);
+		g->samples_res = metric_id ? db_exec(c, SQL_SAMPLES_METRIC, 4, params)
+					   : db_exec(c, SQL_SAMPLES_ALL, 3, params);
 		PQclear(db_exec(c, SQL_SEQSCAN_ON, 0, NULL));
 	}
 	if (g->samples_res && !db_ok(g->samples_res)) {
