@@ -11,15 +11,20 @@
 #include "readcache.h"
 #include "util.h"
 
+/*
+ * An answer is one allocation: the body, then (aligned) this header and the
+ * key. Three separate blocks let the small long-lived ones pin the heap
+ * between the big short-lived ones of each request: RSS crept by megabytes.
+ */
 struct readcache_answer {
 	struct readcache_answer *prev, *next;
 	long refs;
-	char *key;
 	char snap[READCACHE_SNAPSHOT_MAX];
 	const char *content_type;
 	uint64_t etag;
-	char *body;
+	char *body; /* the start of the allocation */
 	size_t len;
+	char key[];
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -52,9 +57,7 @@ int readcache_snapshot(PGconn *c, char out[READCACHE_SNAPSHOT_MAX])
 
 static void answer_free(struct readcache_answer *a)
 {
-	free(a->key);
-	free(a->body);
-	free(a);
+	free(a->body); /* the whole answer */
 }
 
 /* Under the lock: drop one reference; 1 when that was the last. */
@@ -127,10 +130,15 @@ struct readcache_answer *readcache_get(const char *key, const char *snap)
 struct readcache_answer *readcache_put(const char *key, const char *snap,
 				       const char *content_type, char *body, size_t len)
 {
-	struct readcache_answer *a = xcalloc(1, sizeof(*a)), *dead = NULL, *old;
-	size_t cost = len + strlen(key);
+	size_t klen = strlen(key), cost = len + klen;
+	size_t at = (len + _Alignof(struct readcache_answer) - 1) &
+		    ~(_Alignof(struct readcache_answer) - 1);
+	struct readcache_answer *a, *dead = NULL, *old;
 
-	a->key = xstrdup(key);
+	body = xrealloc(body, at + sizeof(*a) + klen + 1); /* grows in place as a rule */
+	a = (struct readcache_answer *)(void *)(body + at);
+	memset(a, 0, sizeof(*a));
+	memcpy(a->key, key, klen + 1);
 	memcpy(a->snap, snap, strlen(snap) + 1);
 	a->content_type = content_type;
 	a->etag = hash_fnv1a64(body, len);
