@@ -24,7 +24,6 @@ struct trend_point {
 
 struct trend {
 	long metric_id;
-	const char *metric; /* borrowed */
 	struct trend_point *points; /* in commit order, only commits with samples */
 	size_t npoints;
 };
