@@ -261,7 +261,14 @@ Test(group_commit, migration_005_moves_older_samples_into_their_months, .timeout
 	PQfinish(c);
 
 	kperfd_restart(&k);
-	cr_expect_eq(harness_count(&k, "SELECT max(version) FROM schema_migrations"), 6);
+	cr_expect_eq(harness_count(&k, "SELECT max(version) FROM schema_migrations"), 7);
+	/* 006: the queue's touched_at; 007: new run documents compressed with lz4 */
+	cr_expect_eq(harness_count(&k, "SELECT count(*) FROM information_schema.columns"
+				       " WHERE table_name = 'decision_queue' AND column_name = 'touched_at'"),
+		     1);
+	cr_expect_eq(harness_count(&k, "SELECT count(*) FROM pg_attribute WHERE attrelid = 'run'::regclass"
+				       " AND attname = 'doc' AND attcompression = 'l'"),
+		     1);
 	cr_expect_eq(harness_count(&k, "SELECT count(*) FROM sample_202403"), 3);
 	cr_expect_eq(harness_count(&k, "SELECT count(*) FROM sample WHERE tableoid::regclass::text"
 				       " = 'sample_' || to_char(now() AT TIME ZONE 'UTC', 'YYYYMM')"),
@@ -276,5 +283,27 @@ Test(group_commit, migration_005_moves_older_samples_into_their_months, .timeout
 	cr_expect_eq(r.status, 200, "%ld %s", r.status, r.body);
 	cr_expect(strstr(r.body, "\"samples\":[10.5,11.5,12.5,20,21]") != NULL, "%s", r.body);
 	resp_release(&r);
+	/* a new run's document (over 2 kB, so compressed) is lz4 and reads back whole */
+	{
+		char body[8192];
+		size_t n = (size_t)snprintf(body, sizeof(body),
+					    "{\"run_id\":\"lz4-1\",\"machine\":{\"name\":\"old-m\"},"
+					    "\"kernel\":{\"release\":\"6.1.0\"},\"test\":{\"suite\":"
+					    "\"will-it-scale\"},\"metrics\":{");
+		for (int m = 0; m < 100; m++)
+			n += (size_t)snprintf(body + n, sizeof(body) - n, "%s\"lz4.metric%03d\":[%d.5]",
+					      m ? "," : "", m, m);
+		snprintf(body + n, sizeof(body) - n, "}}");
+		http_post_json(&k, "/api/v1/runs", TOKEN_COLLECTOR, body, &r);
+		cr_expect_eq(r.status, 201, "%ld %s", r.status, r.body);
+		resp_release(&r);
+		cr_expect_eq(harness_count(&k, "SELECT count(*) FROM run WHERE run_id = 'lz4-1'"
+					       " AND pg_column_compression(doc) = 'lz4'"),
+			     1);
+		http_get(&k, "/api/v1/runs/lz4-1", &r);
+		cr_expect_eq(r.status, 200, "%ld %s", r.status, r.body);
+		cr_expect(strstr(r.body, "\"lz4.metric099\": [99.5]") != NULL, "%s", r.body);
+		resp_release(&r);
+	}
 	kperfd_stop(&k);
 }
