@@ -4,7 +4,8 @@
 #   compare: 2 kernels x 3 runs x 5,000 metrics x 5 iterations; GET
 #            /api/v1/compare (JSON and LKP text) against the baseline of
 #            GET /api/v1/runs/{id} (one stored run document, ~0.5 MB) and /healthz.
-#   ingest:  1, 4 and 16 clients against COPY of the same rows (ingest.c).
+#   ingest:  1, 4 and 16 clients, 3,000 runs each (BENCH_INGEST_RUNS), against
+#            COPY of the same rows (ingest.c).
 #   scale:   ingest and a 2,000-point trend at ~1 M stored samples, and again
 #            at 50 M (BENCH_SAMPLES) after loading history into old partitions.
 #   reads:   10,000 commits x 200 metrics x 3 machines: p50/p99 of trend and
@@ -92,7 +93,7 @@ printf '%-44s %10s %12.2f\n' "GET /api/v1/compare&format=lkp ($shown rows)" "$t_
 
 hwm_compare=$(awk '/VmHWM/ { print $2 }' /proc/$kpid/status)
 echo
-build/bench/ingest "$url" "$KPERF_BOOTSTRAP_TOKEN" "$KPERF_DATABASE_URL" "${BENCH_INGEST_RUNS:-800}"
+build/bench/ingest "$url" "$KPERF_BOOTSTRAP_TOKEN" "$KPERF_DATABASE_URL" "${BENCH_INGEST_RUNS:-3000}"
 hwm_ingest=$(awk '/VmHWM/ { print $2 }' /proc/$kpid/status)
 
 # ---- scale: the same ingest and trend at ~1 M and at 50 M stored samples
