@@ -6,7 +6,7 @@
 #            GET /api/v1/runs/{id} (one stored run document, ~0.5 MB) and /healthz.
 #   ingest:  1, 4 and 16 clients, 3,000 runs each (BENCH_INGEST_RUNS), against
 #            COPY of the same rows (ingest.c).
-#   scale:   ingest and a 2,000-point trend at ~1 M stored samples, and again
+#   scale:   ingest and a 2,000-point trend at ~3 M stored samples, and again
 #            at 50 M (BENCH_SAMPLES) after loading history into old partitions.
 #   reads:   10,000 commits x 200 metrics x 3 machines: p50/p99 of trend and
 #            compare, computed (each request a different answer) and repeated
@@ -96,7 +96,7 @@ echo
 build/bench/ingest "$url" "$KPERF_BOOTSTRAP_TOKEN" "$KPERF_DATABASE_URL" "${BENCH_INGEST_RUNS:-3000}"
 hwm_ingest=$(awk '/VmHWM/ { print $2 }' /proc/$kpid/status)
 
-# ---- scale: the same ingest and trend at ~1 M and at 50 M stored samples
+# ---- scale: the same ingest and trend at ~3 M and at 50 M stored samples
 psql_q() { psql -X -q -v ON_ERROR_STOP=1 "$KPERF_DATABASE_URL" "$@"; }
 runs_sql() { # prefix machines first last every configs metrics iterations age
 	psql_q -v prefix="$1" -v nmachines="$2" -v first="$3" -v last="$4" -v every="$5" \
