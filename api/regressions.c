@@ -15,6 +15,7 @@
 #include "../server/util.h"
 #include "api.h"
 #include "ingest_decode.h"
+#include "store.h"
 
 /* The columns of one decision as a JSON object (d, c = commit, b = base...). */
 #define DECISION_JSON                                                                          \
@@ -264,9 +265,7 @@ static const char SQL_INVALIDATE[] =
 	"WITH r AS (UPDATE run SET valid = false, invalidated_at = now()"
 	"  WHERE run_id = $1 RETURNING id, commit_id, machine_id, test_id, variant_id),"
 	" q AS (INSERT INTO decision_queue (commit_id, machine_id, test_id, variant_id)"
-	"  SELECT commit_id, machine_id, test_id, variant_id FROM r"
-	"  ON CONFLICT (commit_id, machine_id, test_id, variant_id)"
-	"  DO UPDATE SET version = decision_queue.version + 1, touched_at = now())"
+	"  SELECT commit_id, machine_id, test_id, variant_id FROM r" STORE_QUEUE_ON_CONFLICT ")"
 	" SELECT id FROM r";
 
 void api_run_invalidate(struct request *rq, struct reply *rp)

@@ -171,8 +171,7 @@ static const char SQL_COPY[] =
 static const char SQL_QUEUE[] =
 	"INSERT INTO decision_queue (commit_id, machine_id, test_id, variant_id)"
 	" SELECT DISTINCT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[])"
-	" ORDER BY 1, 2, 3, 4 ON CONFLICT (commit_id, machine_id, test_id, variant_id)"
-	" DO UPDATE SET version = decision_queue.version + 1, touched_at = now()";
+	" ORDER BY 1, 2, 3, 4" STORE_QUEUE_ON_CONFLICT;
 
 /* Run a statement that answers one id. 0 on a database error (*failed set). */
 static long one_id(PGconn *c, const char *sql, int n, const char *const *params,

@@ -12,6 +12,16 @@
 #include "../server/strmap.h"
 #include "ingest_decode.h"
 
+/*
+ * The end of every INSERT INTO decision_queue (commit_id, machine_id,
+ * test_id, variant_id): a group queued already gets a new version (the
+ * worker deletes its entry only when no run came while it decided) and the
+ * time a run last arrived (the worker waits for a quiet quarter second).
+ */
+#define STORE_QUEUE_ON_CONFLICT                                                                   \
+	" ON CONFLICT (commit_id, machine_id, test_id, variant_id)"                                \
+	" DO UPDATE SET version = decision_queue.version + 1, touched_at = now()"
+
 enum store_result { STORE_CREATED, STORE_SAME, STORE_CONFLICT, STORE_DB_ERROR };
 
 /* One run to store; the caller sets run and token_id, store_runs the rest. */

@@ -467,7 +467,8 @@ static void answer(struct request *rq, struct reply *rp)
 		 * Computing it freed megabytes of small blocks (results, rows)
 		 * around blocks that live on (answers kept); give those pages
 		 * back, or RSS wanders by several megabytes from one burst of
-		 * reads to the next. Costs well under a millisecond here.
+		 * reads to the next (27-32 MB over six rounds; 26.4 MB flat with
+		 * it). A computed trend took the same 31 ms with and without it.
 		 */
 		malloc_trim(0);
 	}

@@ -39,6 +39,9 @@ static pthread_t worker_thread;
 static atomic_int worker_stop;
 static int worker_running;
 
+/* Commits a history needs before change points are looked for in it. */
+#define REGRESS_CP_COMMITS 4
+
 /*
  * A queued group is decided once no run has arrived for it for a quarter
  * second (touched_at), so the runs of a batch, or of collectors posting
@@ -47,9 +50,6 @@ static int worker_running;
  * arriving). Deciding once per run kept a core busy re-reading histories,
  * and four times a second still took as much of PostgreSQL as the ingest.
  */
-/* Commits a history needs before change points are looked for in it. */
-#define REGRESS_CP_COMMITS 4
-
 #define REGRESS_QUIET "interval '250 milliseconds'"
 #define REGRESS_MAX_WAIT "interval '2 seconds'"
 

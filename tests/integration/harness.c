@@ -184,6 +184,28 @@ int harness_free_port(void)
 	return 0;
 }
 
+int pg_cluster_ctl(const struct pg_cluster *cl, const char *verb)
+{
+	char cmd[1400];
+
+	snprintf(cmd, sizeof(cmd), "%s%s%sscripts/pg.sh %s %s %d >/dev/null 2>&1",
+		 cl->options ? "KPERF_PG_OPTIONS='" : "", cl->options ? cl->options : "",
+		 cl->options ? "' " : "", verb, cl->dir, cl->port);
+	return system(cmd);
+}
+
+void pg_cluster_start(struct pg_cluster *cl, const char *name, const char *options)
+{
+	const char *tmp = getenv("KPERF_TEST_TMP") ? getenv("KPERF_TEST_TMP") : "/tmp";
+
+	memset(cl, 0, sizeof(*cl));
+	cl->options = options;
+	cl->port = harness_free_port();
+	snprintf(cl->dir, sizeof(cl->dir), "%s/%s-%d", tmp, name, (int)getpid());
+	cr_assert_eq(pg_cluster_ctl(cl, "start"), 0, "cannot start a cluster in %s", cl->dir);
+	snprintf(cl->pg, sizeof(cl->pg), "host=%s/sock port=%d user=kperf", cl->dir, cl->port);
+}
+
 static int port_open(int port)
 {
 	struct sockaddr_in a = loopback(port);

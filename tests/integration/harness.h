@@ -46,6 +46,22 @@ void kperfd_prepare(struct kperfd *k, const char *pg);
  * call (NULL-terminated, borrowed; NULL clears). */
 void kperfd_env(const char *const *env);
 
+/*
+ * A PostgreSQL cluster of the test's own (scripts/pg.sh), for tests that stop
+ * it or need no other test's writes in it: KPERF_TEST_TMP/<name>-<pid>,
+ * started with options as KPERF_PG_OPTIONS (NULL: pg.sh's defaults).
+ * pg_cluster_start asserts it started; pg_cluster_ctl runs pg.sh verb
+ * ("start", "stop") again and returns its exit status.
+ */
+struct pg_cluster {
+	char dir[512];
+	char pg[700]; /* conninfo without dbname, for kperfd_start */
+	int port;     /* names the Unix socket: pg.sh listens on no TCP port */
+	const char *options;
+};
+void pg_cluster_start(struct pg_cluster *cl, const char *name, const char *options);
+int pg_cluster_ctl(const struct pg_cluster *cl, const char *verb);
+
 /* A free port on 127.0.0.1 outside the ephemeral range. */
 int harness_free_port(void);
 

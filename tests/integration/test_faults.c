@@ -138,18 +138,9 @@ Test(faults, eight_clients_two_hundred_runs_each, .timeout = 300)
 	kperfd_stop(&k);
 }
 
-static int pg_ctl(const char *verb, const char *dir, int port)
-{
-	char cmd[1024];
-	snprintf(cmd, sizeof(cmd), "scripts/pg.sh %s %s %d >/dev/null 2>&1", verb, dir, port);
-	return system(cmd);
-}
-
 Test(faults, postgres_restart_mid_stream, .timeout = 300)
 {
-	const char *tmp = getenv("KPERF_TEST_TMP") ? getenv("KPERF_TEST_TMP") : "/tmp";
-	char dir[512], pg[700];
-	int port = 56000 + getpid() % 1000;
+	struct pg_cluster pgc;
 	atomic_int stop = 0;
 	struct client cl;
 	pthread_t th;
@@ -158,10 +149,8 @@ Test(faults, postgres_restart_mid_stream, .timeout = 300)
 	int n201 = 0, n503 = 0;
 
 	curl_global_init(CURL_GLOBAL_ALL);
-	snprintf(dir, sizeof(dir), "%s/pgr-%d", tmp, (int)getpid());
-	cr_assert_eq(pg_ctl("start", dir, port), 0, "cannot start a second cluster in %s", dir);
-	snprintf(pg, sizeof(pg), "host=%s/sock port=%d user=kperf", dir, port);
-	kperfd_start(&k, pg);
+	pg_cluster_start(&pgc, "pgr", NULL);
+	kperfd_start(&k, pgc.pg);
 
 	memset(&cl, 0, sizeof(cl));
 	cl.k = &k;
@@ -170,13 +159,13 @@ Test(faults, postgres_restart_mid_stream, .timeout = 300)
 	cl.stop = &stop;
 	pthread_create(&th, NULL, client_main, &cl);
 	usleep(500000);
-	cr_assert_eq(pg_ctl("stop", dir, port), 0);
+	cr_assert_eq(pg_cluster_ctl(&pgc, "stop"), 0);
 	http_get(&k, "/healthz", &r);
 	cr_expect_eq(r.status, 503, "healthz with the database down: %ld", r.status);
 	cr_expect_str_eq(r.retry_after, "5");
 	resp_release(&r);
 	usleep(700000);
-	cr_assert_eq(pg_ctl("start", dir, port), 0);
+	cr_assert_eq(pg_cluster_ctl(&pgc, "start"), 0);
 	usleep(1500000);
 	atomic_store(&stop, 1);
 	pthread_join(th, NULL);
@@ -228,7 +217,7 @@ Test(faults, postgres_restart_mid_stream, .timeout = 300)
 	}
 	cr_expect_eq(harness_count(&k, "SELECT count(*) FROM run"), n201 + n503);
 	kperfd_stop(&k);
-	pg_ctl("stop", dir, port);
+	pg_cluster_ctl(&pgc, "stop");
 }
 
 /* A socket from 127.0.0.<host> to kperfd that sends one byte of a request. */

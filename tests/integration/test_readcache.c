@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "harness.h"
 
@@ -23,39 +22,11 @@ static struct kperfd K;
 TestSuite(readcache, .timeout = 120);
 
 /*
- * A PostgreSQL cluster of the test's own: snapshots are cluster-wide, so the
- * writes of tests running in parallel on the shared cluster would turn the
- * hits asserted here into misses. Autovacuum is off for the same reason.
+ * Hit assertions run on a cluster of their own: snapshots are cluster-wide,
+ * so the writes of tests running in parallel on the shared cluster would
+ * turn them into misses. Autovacuum is off for the same reason.
  */
-struct cluster {
-	char dir[512], pg[700];
-	int port;
-};
-
-static int pg_sh(const char *verb, const struct cluster *cl)
-{
-	char cmd[1024];
-	snprintf(cmd, sizeof(cmd),
-		 "KPERF_PG_OPTIONS='-c autovacuum=off -c fsync=off -c synchronous_commit=off'"
-		 " scripts/pg.sh %s %s %d >/dev/null 2>&1",
-		 verb, cl->dir, cl->port);
-	return system(cmd);
-}
-
-static void cluster_start(struct cluster *cl, const char *name)
-{
-	const char *tmp = getenv("KPERF_TEST_TMP") ? getenv("KPERF_TEST_TMP") : "/tmp";
-
-	cl->port = harness_free_port();
-	snprintf(cl->dir, sizeof(cl->dir), "%s/%s-%d", tmp, name, (int)getpid());
-	cr_assert_eq(pg_sh("start", cl), 0, "cannot start a cluster in %s", cl->dir);
-	snprintf(cl->pg, sizeof(cl->pg), "host=%s/sock port=%d user=kperf", cl->dir, cl->port);
-}
-
-static void cluster_stop(const struct cluster *cl)
-{
-	pg_sh("stop", cl);
-}
+#define OWN_CLUSTER_OPTIONS "-c autovacuum=off -c fsync=off -c synchronous_commit=off"
 
 #define SHA1 "cccccccccccccccccccccccccccccccccccccc01"
 #define SHA2 "cccccccccccccccccccccccccccccccccccccc02"
@@ -110,9 +81,9 @@ Test(readcache, repeated_reads_come_from_memory_until_anything_changes)
 
 	/* no decision worker: its writes would change the snapshot between reads */
 	static const char *const env[] = {"KPERF_WORKER=0", NULL};
-	struct cluster cl;
+	struct pg_cluster cl;
 
-	cluster_start(&cl, "rc-hits");
+	pg_cluster_start(&cl, "rc-hits", OWN_CLUSTER_OPTIONS);
 	kperfd_env(env);
 	kperfd_start(&K, cl.pg);
 	kperfd_env(NULL);
@@ -205,7 +176,7 @@ Test(readcache, repeated_reads_come_from_memory_until_anything_changes)
 	cr_assert_gt(cache_counter("bytes"), (long)a.len);
 	resp_release(&a);
 	kperfd_stop(&K);
-	cluster_stop(&cl);
+	pg_cluster_ctl(&cl, "stop");
 }
 
 Test(readcache, off_when_its_size_is_zero)
@@ -293,9 +264,9 @@ Test(readcache, concurrent_readers_on_a_cache_that_keeps_evicting)
 	struct reader rd[READERS];
 	pthread_t th[READERS];
 	long misses;
-	struct cluster cl;
+	struct pg_cluster cl;
 
-	cluster_start(&cl, "rc-evict");
+	pg_cluster_start(&cl, "rc-evict", OWN_CLUSTER_OPTIONS);
 	kperfd_env(env);
 	kperfd_start(&K, cl.pg);
 	kperfd_env(NULL);
@@ -339,5 +310,5 @@ Test(readcache, concurrent_readers_on_a_cache_that_keeps_evicting)
 	for (int k = 0; k < KEYS; k++)
 		resp_release(&r[k]);
 	kperfd_stop(&K);
-	cluster_stop(&cl);
+	pg_cluster_ctl(&cl, "stop");
 }
