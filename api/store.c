@@ -110,7 +110,8 @@ static const char SQL_COMMIT_RELEASE[] =
  * $7 token id, $8 the run document. Each dimension is read first and written
  * only when new, so concurrent collectors do not queue behind row locks.
  * Answers one row: the run's id and received_at (NULL when the run_id is
- * stored already) and the dimension ids.
+ * stored already), the dimension ids and the key group of (machine,
+ * test, variant), made when new.
  */
 #define RUN_INSERT(COMMIT_HIT, COMMIT_CONFLICT)                                               \
 	"WITH mv AS (SELECT" MACHINE_COLS " FROM (SELECT $1::jsonb AS j) s),"                 \
@@ -131,6 +132,12 @@ static const char SQL_COMMIT_RELEASE[] =
 	"  (SELECT id FROM chit UNION ALL SELECT id FROM cins) AS commit_id,"                 \
 	"  (SELECT id FROM thit UNION ALL SELECT id FROM tins) AS test_id,"                   \
 	"  (SELECT id FROM vhit UNION ALL SELECT id FROM vins) AS variant_id),"               \
+	" ghit AS (SELECT g.id FROM key_group g, d WHERE g.machine_id = d.machine_id"         \
+	"  AND g.test_id = d.test_id AND g.variant_id = d.variant_id),"                       \
+	" gins AS (INSERT INTO key_group (machine_id, test_id, variant_id)"                   \
+	"  SELECT machine_id, test_id, variant_id FROM d WHERE NOT EXISTS (SELECT 1 FROM ghit)" \
+	"  ON CONFLICT (machine_id, test_id, variant_id)"                                     \
+	"  DO UPDATE SET machine_id = EXCLUDED.machine_id RETURNING id),"                     \
 	" r AS (INSERT INTO run (run_id, machine_id, commit_id, test_id, variant_id, release," \
 	"  started_at, duration_s, exit_status, token_id, doc)"                               \
 	"  SELECT $6::text, d.machine_id, d.commit_id, d.test_id, d.variant_id,"              \
@@ -138,7 +145,8 @@ static const char SQL_COMMIT_RELEASE[] =
 	"  (x->>'duration_s')::float8, (x->>'exit_status')::numeric::int, $7::bigint, x"      \
 	"  FROM d, (SELECT $8::jsonb AS x) s"                                                 \
 	"  ON CONFLICT (run_id) DO NOTHING RETURNING id, received_at)"                        \
-	" SELECT r.id, r.received_at, d.machine_id, d.commit_id, d.test_id, d.variant_id"     \
+	" SELECT r.id, r.received_at, d.machine_id, d.commit_id, d.test_id, d.variant_id,"    \
+	"  (SELECT id FROM ghit UNION ALL SELECT id FROM gins)"                               \
 	" FROM d LEFT JOIN r ON true"
 
 static const char SQL_RUN_SHA[] = RUN_INSERT(COMMIT_HIT_SHA, COMMIT_CONFLICT_SHA);
@@ -163,7 +171,7 @@ static const char SQL_METRICS[] =
 static const char SQL_METRICS_AGAIN[] = "SELECT id, name FROM metric WHERE name = ANY($1::text[])";
 
 static const char SQL_COPY[] =
-	"COPY sample (at, run_id, metric_id, iteration, value) FROM STDIN";
+	"COPY sample (at, run_id, metric_id, iteration, value, key_group_id) FROM STDIN";
 
 /* Ask the decision worker to (re)decide these key groups (sorted, so
  * concurrent transactions lock queue rows in one order); a run arriving while
@@ -347,13 +355,13 @@ static int copy_samples(PGconn *c, struct store_item *items, size_t n, const str
 				break;
 			}
 			if (!json_is_array(vals)) {
-				buf_printf(&b, "%s\t%ld\t%ld\t0\t%.17g\n", items[i].at, items[i].id, mid,
-					   json_number_value(vals));
+				buf_printf(&b, "%s\t%ld\t%ld\t0\t%.17g\t%ld\n", items[i].at, items[i].id,
+					   mid, json_number_value(vals), items[i].key_group);
 				continue;
 			}
 			json_array_foreach(vals, k, v)
-				buf_printf(&b, "%s\t%ld\t%ld\t%zu\t%.17g\n", items[i].at, items[i].id, mid,
-					   k, json_number_value(v));
+				buf_printf(&b, "%s\t%ld\t%ld\t%zu\t%.17g\t%ld\n", items[i].at,
+					   items[i].id, mid, k, json_number_value(v), items[i].key_group);
 			if (b.len >= 256 * 1024 && copy_flush(c, &b))
 				rc = -1;
 		}
@@ -438,6 +446,7 @@ static int insert_run(PGconn *c, struct store_item *it, PGresult **failed)
 	it->commit = strtol(PQgetvalue(r, 0, 3), NULL, 10);
 	it->test = strtol(PQgetvalue(r, 0, 4), NULL, 10);
 	it->variant = strtol(PQgetvalue(r, 0, 5), NULL, 10);
+	it->key_group = strtol(PQgetvalue(r, 0, 6), NULL, 10);
 	if (!PQgetisnull(r, 0, 0)) {
 		it->id = strtol(PQgetvalue(r, 0, 0), NULL, 10);
 		snprintf(it->at, sizeof(it->at), "%s", PQgetvalue(r, 0, 1));

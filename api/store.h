@@ -31,6 +31,7 @@ struct store_item {
 	enum store_result result;            /* CREATED, SAME or CONFLICT */
 	long id;                             /* run.id */
 	long machine, commit, test, variant; /* its dimensions' ids */
+	long key_group;                      /* of (machine, test, variant) */
 	char at[48];                         /* run.received_at, as PostgreSQL wrote it */
 };
 

@@ -17,10 +17,10 @@
 #include "query.h"
 
 static const char SQL_KEYS[] =
-	"SELECT DISTINCT m.id, t.id, t.params::text, v.id, v.knobs::text,"
+	"SELECT m.id, t.id, t.params::text, v.id, v.knobs::text,"
 	" (SELECT id FROM metric WHERE name = $3)"
-	" FROM run r JOIN machine m ON m.id = r.machine_id JOIN test t ON t.id = r.test_id"
-	" JOIN variant v ON v.id = r.variant_id"
+	" FROM key_group g JOIN machine m ON m.id = g.machine_id JOIN test t ON t.id = g.test_id"
+	" JOIN variant v ON v.id = g.variant_id"
 	" WHERE m.name = $1 AND t.suite = $2 AND ($4::jsonb IS NULL OR t.params = $4::jsonb)"
 	"  AND ($5::jsonb IS NULL OR v.knobs = $5::jsonb)"
 	" ORDER BY 3, 5";

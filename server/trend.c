@@ -1,67 +1,152 @@
 /*
- * trend.c - trend histories: commits of the key group ordered once
- * (commit_order), samples read in (metric, commit, run, iteration) order and
- * cut into points.
+ * trend.c - trend histories: the runs of the key group and their commits,
+ * ordered once (commit_order), and the group's samples read in (metric, run,
+ * iteration) order from the key-group index, cut into points.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "commit_order.h"
 #include "db.h"
 #include "trend.h"
 #include "util.h"
 
-static const char SQL_COMMITS[] =
-	"SELECT c.id, c.sha, c.parent_sha, c.release, c.subject,"
-	" to_char(c.committed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
-	" extract(epoch FROM coalesce(c.committed_at, min(r.received_at)))"
-	" FROM commits c JOIN run r ON r.commit_id = c.id"
+/*
+ * The group's valid runs with their commits, by run id (binary: ids and
+ * times as integers, no text to parse). Times are PostgreSQL's: microseconds
+ * since 2000-01-01 UTC.
+ */
+static const char SQL_RUNS[] =
+	"SELECT r.id, r.run_id, r.received_at, c.id, c.sha, c.parent_sha, c.release, c.subject,"
+	" c.committed_at FROM run r JOIN commits c ON c.id = r.commit_id"
 	" WHERE r.machine_id = $1 AND r.test_id = $2 AND r.variant_id = $3 AND r.valid"
-	" GROUP BY c.id";
+	" ORDER BY r.id";
 
 /*
- * Each run's samples by its primary key, in the one partition of the run's
- * month (a LATERAL subquery that OFFSET 0 keeps from being flattened, so
- * the planner cannot turn it into a scan of every partition: on 6 M samples
- * over 17 months that plan took 185 ms for one metric, this one 14 ms).
- * Sequential scans are turned off around it: a partition filled since its
- * last ANALYZE looks empty to the planner, which would then scan it whole
- * once per run (600 ms for 2,000 runs instead of 30).
+ * The group's samples from the key-group index (migration 008): one range
+ * per month, in (metric, run, iteration) order, values included. Two
+ * statements, not "$4 IS NULL OR metric_id = $4": the plan PostgreSQL caches
+ * for that one would read every metric and filter. Samples of invalid runs
+ * are in the ranges too; the runs above leave them out.
  */
-static const char SQL_SEQSCAN_OFF[] = "SELECT set_config('enable_seqscan', 'off', false)";
-static const char SQL_SEQSCAN_ON[] = "SELECT set_config('enable_seqscan', 'on', false)";
-
-/*
- * Two statements, not "$4 IS NULL OR metric_id = $4": the plan PostgreSQL
- * caches for that one probes by run alone and filters the metric (80 ms
- * instead of 15 on 200 metrics a run, a second on the 50 M-sample bench).
- * No join with metric: in the cached plan it was joined, all 5,000 names,
- * once per run (1.4 s); the callers know their metrics by id.
- */
-#define SQL_SAMPLES_OF(metric_cond)                                                              \
-	"SELECT s.metric_id, r.commit_id, r.run_id, s.value"                                     \
-	" FROM run r CROSS JOIN LATERAL (SELECT s.metric_id, s.value, s.iteration FROM sample s" \
-	"  WHERE s.run_id = r.id AND s.at = r.received_at" metric_cond " OFFSET 0) s"             \
-	" WHERE r.machine_id = $1 AND r.test_id = $2 AND r.variant_id = $3 AND r.valid"          \
-	" ORDER BY s.metric_id, r.commit_id, r.id, s.iteration"
+#define SQL_SAMPLES_OF(metric_cond)                                                   \
+	"SELECT s.metric_id, s.run_id, s.value FROM sample s"                         \
+	" WHERE s.key_group_id = (SELECT id FROM key_group"                           \
+	"  WHERE machine_id = $1 AND test_id = $2 AND variant_id = $3)" metric_cond \
+	" ORDER BY s.metric_id, s.run_id, s.iteration"
 static const char SQL_SAMPLES_METRIC[] = SQL_SAMPLES_OF(" AND s.metric_id = $4");
 static const char SQL_SAMPLES_ALL[] = SQL_SAMPLES_OF("");
+
+enum { COL_RUN, COL_RUN_ID, COL_RECEIVED, COL_COMMIT, COL_SHA, COL_PARENT, COL_RELEASE,
+       COL_SUBJECT, COL_COMMITTED };
+
+/* PostgreSQL's epoch (2000-01-01) in Unix seconds */
+#define PG_EPOCH_UNIX 946684800LL
+
+struct run_ref {
+	long id;     /* run.id */
+	size_t rank; /* its commit's rank in commit order */
+	const char *run_id;
+};
 
 static const char *opt(PGresult *r, int row, int col)
 {
 	return PQgetisnull(r, row, col) ? NULL : PQgetvalue(r, row, col);
 }
 
-static int id_cmp(const void *a, const void *b)
+static int run_cmp(const void *a, const void *b)
 {
-	long x = *(const long *)a, y = ((const struct trend_commit *)b)->id;
+	long x = *(const long *)a, y = ((const struct run_ref *)b)->id;
 	return x < y ? -1 : x > y;
 }
 
-static int by_id(const void *a, const void *b)
+/* rows of the runs result (arg) ordered by commit id, then run id */
+static int by_commit(const void *a, const void *b, void *arg)
 {
-	long x = ((const struct trend_commit *)a)->id, y = ((const struct trend_commit *)b)->id;
-	return x < y ? -1 : x > y;
+	const PGresult *r = arg;
+	int x = *(const int *)a, y = *(const int *)b;
+	int64_t cx = db_int8(r, x, COL_COMMIT), cy = db_int8(r, y, COL_COMMIT);
+	return cx != cy ? (cx < cy ? -1 : 1) : x - y;
+}
+
+/* 2024-03-01T12:00:00Z from microseconds since 2000-01-01 (to the second, down) */
+static void format_date(int64_t pg_us, char out[24])
+{
+	int64_t s = pg_us / 1000000 - (pg_us % 1000000 < 0);
+	time_t t = (time_t)(s + PG_EPOCH_UNIX);
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || !strftime(out, 24, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		out[0] = '\0';
+}
+
+/*
+ * Commits of the runs, in commit order: g->commits, g->dates, and for every
+ * run (g->runs_res row) its commit's rank in runs[]. A commit's date for
+ * ordering is its commit date, else the first arrival of its runs.
+ */
+static void order_commits(struct trend_group *g, struct run_ref *runs)
+{
+	PGresult *r = g->runs_res;
+	int n = PQntuples(r);
+	int *rows = xcalloc((size_t)n + 1, sizeof(*rows));
+	size_t *first = xcalloc((size_t)n + 1, sizeof(*first)); /* per commit: a row */
+	struct commit_node *nodes = xcalloc((size_t)n + 1, sizeof(*nodes));
+	size_t *rank = xcalloc((size_t)n + 1, sizeof(*rank)), nc = 0;
+	int *commit_of = xcalloc((size_t)n + 1, sizeof(*commit_of)); /* per row */
+
+	for (int i = 0; i < n; i++)
+		rows[i] = i;
+	qsort_r(rows, (size_t)n, sizeof(*rows), by_commit, r);
+	for (int k = 0; k < n; k++) {
+		int i = rows[k];
+		double arrived = (double)db_int8(r, i, COL_RECEIVED) / 1e6;
+
+		if (!k || db_int8(r, i, COL_COMMIT) != db_int8(r, rows[k - 1], COL_COMMIT)) {
+			struct commit_node *cn = &nodes[nc];
+			first[nc] = (size_t)i;
+			cn->sha = opt(r, i, COL_SHA);
+			cn->parent = opt(r, i, COL_PARENT);
+			cn->when = PQgetisnull(r, i, COL_COMMITTED)
+					   ? arrived
+					   : (double)db_int8(r, i, COL_COMMITTED) / 1e6;
+			cn->index = nc++;
+		} else if (PQgetisnull(r, i, COL_COMMITTED) && arrived < nodes[nc - 1].when) {
+			nodes[nc - 1].when = arrived;
+		}
+		commit_of[i] = (int)nc - 1;
+	}
+	commit_order(nodes, nc);
+	g->ncommits = nc;
+	g->commits = xcalloc(nc + 1, sizeof(*g->commits));
+	g->dates = xcalloc(nc + 1, sizeof(*g->dates));
+	for (size_t k = 0; k < nc; k++) {
+		int i = (int)first[nodes[k].index];
+		struct trend_commit *tc = &g->commits[k];
+
+		rank[nodes[k].index] = k;
+		tc->id = (long)db_int8(r, i, COL_COMMIT);
+		tc->sha = opt(r, i, COL_SHA);
+		tc->parent = opt(r, i, COL_PARENT);
+		tc->release = opt(r, i, COL_RELEASE);
+		tc->subject = opt(r, i, COL_SUBJECT);
+		if (!PQgetisnull(r, i, COL_COMMITTED)) {
+			format_date(db_int8(r, i, COL_COMMITTED), g->dates[k]);
+			tc->date = g->dates[k];
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		runs[i].id = (long)db_int8(r, i, COL_RUN);
+		runs[i].run_id = PQgetvalue(r, i, COL_RUN_ID);
+		runs[i].rank = rank[commit_of[i]];
+	}
+	free(commit_of);
+	free(rank);
+	free(nodes);
+	free(first);
+	free(rows);
 }
 
 int trend_load(PGconn *c, const char *machine_id, const char *test_id, const char *variant_id,
@@ -69,112 +154,77 @@ int trend_load(PGconn *c, const char *machine_id, const char *test_id, const cha
 	       PGresult **failed)
 {
 	const char *params[4] = {machine_id, test_id, variant_id, metric_id};
-	struct commit_node *nodes;
-	struct trend_commit *by_id_sorted;
-	size_t *rank;
-	int n, ns;
+	struct run_ref *runs;
+	int nruns, ns;
 
 	memset(g, 0, sizeof(*g));
 	*failed = NULL;
-	g->commits_res = db_exec(c, SQL_COMMITS, 3, params);
-	if (!db_ok(g->commits_res)) {
-		*failed = g->commits_res;
-		g->commits_res = NULL;
+	g->runs_res = db_exec_binary(c, SQL_RUNS, 3, params);
+	if (!db_ok(g->runs_res)) {
+		*failed = g->runs_res;
+		g->runs_res = NULL;
 		return -1;
 	}
-	if ((size_t)PQntuples(g->commits_res) < min_commits) {
-		g->samples_res = NULL; /* too short a history: no trends */
-	} else {
-		PQclear(db_exec(c, SQL_SEQSCAN_OFF, 0, NULL));
-		g->samples_res = metric_id ? db_exec(c, SQL_SAMPLES_METRIC, 4, params)
-					   : db_exec(c, SQL_SAMPLES_ALL, 3, params);
-		PQclear(db_exec(c, SQL_SEQSCAN_ON, 0, NULL));
-	}
-	if (g->samples_res && !db_ok(g->samples_res)) {
-		*failed = g->samples_res;
-		g->samples_res = NULL;
-		trend_release(g);
-		return -1;
-	}
-	n = PQntuples(g->commits_res);
-	g->ncommits = (size_t)n;
-	nodes = xcalloc((size_t)n + 1, sizeof(*nodes));
-	by_id_sorted = xcalloc((size_t)n + 1, sizeof(*by_id_sorted));
-	for (int i = 0; i < n; i++) {
-		struct trend_commit *tc = &by_id_sorted[i];
-		tc->id = strtol(PQgetvalue(g->commits_res, i, 0), NULL, 10);
-		tc->sha = opt(g->commits_res, i, 1);
-		tc->parent = opt(g->commits_res, i, 2);
-		tc->release = opt(g->commits_res, i, 3);
-		tc->subject = opt(g->commits_res, i, 4);
-		tc->date = opt(g->commits_res, i, 5);
-		nodes[i].sha = tc->sha;
-		nodes[i].parent = tc->parent;
-		nodes[i].when = strtod(PQgetvalue(g->commits_res, i, 6), NULL);
-		nodes[i].index = (size_t)i;
-	}
-	commit_order(nodes, (size_t)n);
-	g->commits = xcalloc((size_t)n + 1, sizeof(*g->commits));
-	for (int i = 0; i < n; i++)
-		g->commits[i] = by_id_sorted[nodes[i].index];
-	/* rank of each commit in commit order, looked up by id */
-	qsort(by_id_sorted, (size_t)n, sizeof(*by_id_sorted), by_id);
-	rank = xcalloc((size_t)n + 1, sizeof(*rank));
-	for (int i = 0; i < n; i++) {
-		struct trend_commit *tc = bsearch(&g->commits[i].id, by_id_sorted, (size_t)n,
-						  sizeof(*by_id_sorted), id_cmp);
-		rank[tc - by_id_sorted] = (size_t)i;
+	nruns = PQntuples(g->runs_res);
+	runs = xcalloc((size_t)nruns + 1, sizeof(*runs));
+	order_commits(g, runs);
+	if (g->ncommits >= min_commits) { /* else too short a history: no trends */
+		g->samples_res = metric_id ? db_exec_binary(c, SQL_SAMPLES_METRIC, 4, params)
+					   : db_exec_binary(c, SQL_SAMPLES_ALL, 3, params);
+		if (!db_ok(g->samples_res)) {
+			*failed = g->samples_res;
+			g->samples_res = NULL;
+			free(runs);
+			trend_release(g);
+			return -1;
+		}
 	}
 
 	ns = g->samples_res ? PQntuples(g->samples_res) : 0;
 	for (int i = 0; i < ns;) {
-		long mid = strtol(PQgetvalue(g->samples_res, i, 0), NULL, 10);
+		int64_t mid = db_int8(g->samples_res, i, 0);
+		size_t n = g->ncommits;
+		size_t *slot = xcalloc(n + 1, sizeof(*slot)); /* 1 per rank with samples */
 		struct trend *t;
-		size_t *slot = xcalloc((size_t)n + 1, sizeof(*slot)); /* point index + 1 per rank */
 
 		g->trends = xrealloc(g->trends, (g->ntrends + 1) * sizeof(*g->trends));
 		t = &g->trends[g->ntrends++];
 		memset(t, 0, sizeof(*t));
-		t->metric_id = mid;
-		t->points = xcalloc((size_t)n + 1, sizeof(*t->points));
-		for (; i < ns && strtol(PQgetvalue(g->samples_res, i, 0), NULL, 10) == mid; i++) {
-			long cid = strtol(PQgetvalue(g->samples_res, i, 1), NULL, 10);
-			struct trend_commit *tc = bsearch(&cid, by_id_sorted, (size_t)n,
-							  sizeof(*by_id_sorted), id_cmp);
-			size_t rk;
+		t->metric_id = (long)mid;
+		t->points = xcalloc(n + 1, sizeof(*t->points));
+		for (; i < ns && db_int8(g->samples_res, i, 0) == mid; i++) {
+			long rid = (long)db_int8(g->samples_res, i, 1);
+			const struct run_ref *run = bsearch(&rid, runs, (size_t)nruns, sizeof(*runs),
+							    run_cmp);
 			struct trend_point *p;
-			const char *run = PQgetvalue(g->samples_res, i, 2);
 
-			/* a run committed between the two statements: not in this
-			 * snapshot of the commits, so not in this answer either */
-			if (!tc)
+			/* an invalid run, or one committed between the two
+			 * statements: not in this answer */
+			if (!run)
 				continue;
-			rk = rank[tc - by_id_sorted];
-			p = &t->points[rk];
-			slot[rk] = 1;
-			p->commit = &g->commits[rk];
+			p = &t->points[run->rank];
+			slot[run->rank] = 1;
+			p->commit = &g->commits[run->rank];
 			if (p->n == p->cap) {
 				p->cap = p->cap ? p->cap * 2 : 8;
 				p->samples = xrealloc(p->samples, p->cap * sizeof(double));
 			}
-			p->samples[p->n++] = strtod(PQgetvalue(g->samples_res, i, 3), NULL);
-			if (!p->nruns || strcmp(p->runs[p->nruns - 1], run)) {
+			p->samples[p->n++] = db_float8(g->samples_res, i, 2);
+			if (!p->nruns || p->runs[p->nruns - 1] != run->run_id) {
 				if (p->nruns == p->runcap) {
 					p->runcap = p->runcap ? p->runcap * 2 : 4;
 					p->runs = xrealloc(p->runs, p->runcap * sizeof(char *));
 				}
-				p->runs[p->nruns++] = run;
+				p->runs[p->nruns++] = run->run_id;
 			}
 		}
 		/* keep only commits with samples, in commit order */
-		for (size_t r = 0; r < (size_t)n; r++)
+		for (size_t r = 0; r < n; r++)
 			if (slot[r])
 				t->points[t->npoints++] = t->points[r];
 		free(slot);
 	}
-	free(rank);
-	free(nodes);
-	free(by_id_sorted);
+	free(runs);
 	return 0;
 }
 
@@ -189,7 +239,8 @@ void trend_release(struct trend_group *g)
 	}
 	free(g->trends);
 	free(g->commits);
-	PQclear(g->commits_res);
+	free(g->dates);
+	PQclear(g->runs_res);
 	PQclear(g->samples_res);
 	memset(g, 0, sizeof(*g));
 }

@@ -29,8 +29,9 @@ struct trend {
 };
 
 struct trend_group {
-	PGresult *commits_res, *samples_res;
+	PGresult *runs_res, *samples_res;
 	struct trend_commit *commits; /* in commit order */
+	char (*dates)[24];            /* their commit dates, for trend_commit.date */
 	size_t ncommits;
 	struct trend *trends;         /* one per metric, by metric id */
 	size_t ntrends;

@@ -94,8 +94,9 @@ static double ingest(int setting, int nclients, int *ok)
 }
 
 /* rows/s of COPY of the same rows into kperf's own sample table (this
- * month's partition, its primary key), under run ids no run has (negative),
- * deleted afterwards */
+ * month's partition, its primary key and key-group index), under run ids no
+ * run has (negative), spread over 32 key groups as the clients' runs are (4
+ * machines x 8 nr_task), deleted afterwards */
 static double copy_rate(const char *conninfo)
 {
 	PGconn *c = PQconnectdb(conninfo);
@@ -112,7 +113,8 @@ static double copy_rate(const char *conninfo)
 	snprintf(at, sizeof(at), "%s", PQgetvalue(r, 0, 0));
 	PQclear(r);
 	t0 = now_s();
-	r = PQexec(c, "COPY sample (at, run_id, metric_id, iteration, value) FROM STDIN");
+	r = PQexec(c, "COPY sample (at, run_id, metric_id, iteration, value, key_group_id)"
+		      " FROM STDIN");
 	if (PQresultStatus(r) != PGRES_COPY_IN) {
 		fprintf(stderr, "bench: COPY: %s", PQerrorMessage(c));
 		exit(1);
@@ -122,8 +124,9 @@ static double copy_rate(const char *conninfo)
 		for (int m = 0; m < METRICS; m++)
 			for (int it = 0; it < ITERATIONS; it++) {
 				int n = snprintf(line, sizeof(line),
-						 "%s.%06d+00\t%d\t%d\t%d\t%.17g\n", at, run,
-						 -(run + 1), m + 1, it, 1000.0 + m * 10 + it);
+						 "%s.%06d+00\t%d\t%d\t%d\t%.17g\t%d\n", at, run,
+						 -(run + 1), m + 1, it, 1000.0 + m * 10 + it,
+						 1 + run % 32);
 				PQputCopyData(c, line, n);
 				rows++;
 			}

@@ -261,7 +261,7 @@ Test(group_commit, migration_005_moves_older_samples_into_their_months, .timeout
 	PQfinish(c);
 
 	kperfd_restart(&k);
-	cr_expect_eq(harness_count(&k, "SELECT max(version) FROM schema_migrations"), 7);
+	cr_expect_eq(harness_count(&k, "SELECT max(version) FROM schema_migrations"), 8);
 	/* 006: the queue's touched_at; 007: new run documents compressed with lz4 */
 	cr_expect_eq(harness_count(&k, "SELECT count(*) FROM information_schema.columns"
 				       " WHERE table_name = 'decision_queue' AND column_name = 'touched_at'"),
@@ -278,6 +278,13 @@ Test(group_commit, migration_005_moves_older_samples_into_their_months, .timeout
 				       " AND r.received_at = s.at"),
 		     5);
 	cr_expect_eq(harness_count(&k, "SELECT round(sum(value) * 10) FROM sample"), 755);
+	/* 008: the runs' key group, and every sample in it */
+	cr_expect_eq(harness_count(&k, "SELECT count(*) FROM key_group WHERE machine_id = 1"
+				       " AND test_id = 1 AND variant_id = 1"),
+		     1);
+	cr_expect_eq(harness_count(&k, "SELECT count(*) FROM sample s JOIN key_group g"
+				       " ON g.id = s.key_group_id AND g.machine_id = 1"),
+		     5);
 	/* and reads find them: the trend of old.ops has one point with 5 samples */
 	http_get(&k, "/api/v1/trend?machine=old-m&suite=will-it-scale&metric=old.ops", &r);
 	cr_expect_eq(r.status, 200, "%ld %s", r.status, r.body);
@@ -303,6 +310,15 @@ Test(group_commit, migration_005_moves_older_samples_into_their_months, .timeout
 		http_get(&k, "/api/v1/runs/lz4-1", &r);
 		cr_expect_eq(r.status, 200, "%ld %s", r.status, r.body);
 		cr_expect(strstr(r.body, "\"lz4.metric099\": [99.5]") != NULL, "%s", r.body);
+		resp_release(&r);
+		/* its samples join the group the migration made */
+		cr_expect_eq(harness_count(&k, "SELECT count(DISTINCT key_group_id) FROM sample"), 1);
+		cr_expect_eq(harness_count(&k, "SELECT count(*) FROM key_group"), 1);
+		http_get(&k, "/api/v1/trend?machine=old-m&suite=will-it-scale&metric=lz4.metric007",
+			 &r);
+		cr_expect_eq(r.status, 200, "%ld %s", r.status, r.body);
+		cr_expect(strstr(r.body, "\"samples\":[7.5],\"runs\":[\"lz4-1\"]") != NULL, "%s",
+			  r.body);
 		resp_release(&r);
 	}
 	kperfd_stop(&k);

@@ -292,3 +292,87 @@ Test(reads, migrations_apply_once_and_refuse_newer_schemas)
 	free(out);
 	free(err);
 }
+
+#define TSHA1 "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb1"
+#define TSHA2 "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb2"
+
+static void post_trend_run(const char *run_id, const char *machine, const char *kernel,
+			   const char *metrics)
+{
+	char body[512];
+	snprintf(body, sizeof(body),
+		 "{\"run_id\":\"%s\",\"machine\":{\"name\":\"%s\"},\"kernel\":{%s},"
+		 "\"test\":{\"suite\":\"trendorder\"},\"metrics\":{%s}}",
+		 run_id, machine, kernel, metrics);
+	post("/api/v1/runs", body, 201);
+}
+
+static const char *point_str(json_t *p, const char *key)
+{
+	return json_string_value(json_object_get(p, key));
+}
+
+/* The points of a key group: commits in commit order (a child after its
+ * parent whatever the dates, a kernel known by release only by its first
+ * arrival), each commit's runs in arrival order with their iterations in
+ * order; invalid runs, other machines and other metrics left out. */
+Test(reads, a_trend_is_its_key_group_in_commit_order)
+{
+	struct resp r;
+	json_t *j, *pts, *p;
+
+	post("/api/v1/commits",
+	     "[{\"sha\":\"" TSHA1 "\",\"subject\":\"mm: first\",\"date\":\"2020-09-03T10:20:30Z\"},"
+	     "{\"sha\":\"" TSHA2 "\",\"parent\":\"" TSHA1 "\",\"subject\":\"mm: second\","
+	     "\"date\":\"2020-09-01T00:00:59Z\"}]",
+	     201);
+	post_trend_run("to-a", "tbox", "\"commit\":\"" TSHA2 "\"",
+		       "\"to.x\":[1,2.5],\"to.y\":[42]");
+	post_trend_run("to-b", "tbox", "\"commit\":\"" TSHA1 "\"", "\"to.x\":[10]");
+	post_trend_run("to-c", "tbox", "\"commit\":\"" TSHA2 "\"", "\"to.x\":[3]");
+	post_trend_run("to-d", "tbox", "\"commit\":\"" TSHA1 "\"", "\"to.x\":[99]");
+	post_trend_run("to-e", "tbox", "\"release\":\"5.9.0-trendorder\"", "\"to.x\":[7]");
+	post_trend_run("to-f", "tbox2", "\"commit\":\"" TSHA1 "\"", "\"to.x\":[555]");
+	http_call(&K, "DELETE", "/api/v1/runs/to-d", TOKEN_ADMIN, NULL, NULL, 0, &r);
+	cr_assert_eq(r.status, 200, "%ld %s", r.status, r.body);
+	resp_release(&r);
+
+	j = get_json("/api/v1/trend?machine=tbox&suite=trendorder&metric=to.x", 200);
+	pts = json_object_get(json_array_get(json_object_get(j, "series"), 0), "points");
+	cr_assert_eq(json_array_size(pts), 3, "%s", json_dumps(pts, 0));
+	p = json_array_get(pts, 0);
+	cr_expect_str_eq(point_str(p, "commit"), TSHA1);
+	cr_expect_str_eq(point_str(p, "subject"), "mm: first");
+	cr_expect_str_eq(point_str(p, "date"), "2020-09-03T10:20:30Z");
+	cr_expect_eq(json_array_size(json_object_get(p, "samples")), 1);
+	cr_expect_eq(json_number_value(json_array_get(json_object_get(p, "samples"), 0)), 10);
+	cr_expect_str_eq(json_string_value(json_array_get(json_object_get(p, "runs"), 0)), "to-b");
+	cr_expect_eq(json_array_size(json_object_get(p, "runs")), 1);
+	p = json_array_get(pts, 1);
+	cr_expect_str_eq(point_str(p, "commit"), TSHA2);
+	cr_expect_str_eq(point_str(p, "parent"), TSHA1);
+	cr_expect_str_eq(point_str(p, "date"), "2020-09-01T00:00:59Z");
+	cr_expect_eq(json_number_value(json_object_get(p, "n")), 3);
+	cr_expect_eq(json_number_value(json_array_get(json_object_get(p, "samples"), 0)), 1);
+	cr_expect_eq(json_number_value(json_array_get(json_object_get(p, "samples"), 1)), 2.5);
+	cr_expect_eq(json_number_value(json_array_get(json_object_get(p, "samples"), 2)), 3);
+	cr_expect_eq(json_number_value(json_object_get(p, "mean")), 6.5 / 3);
+	cr_expect_eq(json_array_size(json_object_get(p, "runs")), 2);
+	cr_expect_str_eq(json_string_value(json_array_get(json_object_get(p, "runs"), 0)), "to-a");
+	cr_expect_str_eq(json_string_value(json_array_get(json_object_get(p, "runs"), 1)), "to-c");
+	p = json_array_get(pts, 2);
+	cr_expect(json_is_null(json_object_get(p, "commit")));
+	cr_expect(json_is_null(json_object_get(p, "date")));
+	cr_expect_str_eq(point_str(p, "release"), "5.9.0-trendorder");
+	cr_expect_eq(json_number_value(json_array_get(json_object_get(p, "samples"), 0)), 7);
+	json_decref(j);
+
+	j = get_json("/api/v1/trend?machine=tbox&suite=trendorder&metric=to.y", 200);
+	pts = json_object_get(json_array_get(json_object_get(j, "series"), 0), "points");
+	cr_assert_eq(json_array_size(pts), 1, "%s", json_dumps(pts, 0));
+	cr_expect_eq(json_number_value(json_array_get(json_object_get(json_array_get(pts, 0),
+								      "samples"),
+						      0)),
+		     42);
+	json_decref(j);
+}

@@ -16,11 +16,16 @@ JOIN commits c ON c.sha = 'fe' || lpad(to_hex(i), 38, '0')
 JOIN test t ON t.suite = 'will-it-scale'
  AND t.params = jsonb_build_object('nr_task', (ARRAY[1, 2, 4, 8, 16])[1 + i % :nconfigs]::text)
 JOIN variant v ON v.knobs = '{}';
-INSERT INTO sample (at, run_id, metric_id, iteration, value)
+INSERT INTO key_group (machine_id, test_id, variant_id)
+SELECT DISTINCT machine_id, test_id, variant_id FROM run WHERE run_id LIKE :'prefix' || '-%'
+ON CONFLICT DO NOTHING;
+INSERT INTO sample (at, run_id, metric_id, iteration, value, key_group_id)
 SELECT r.received_at, r.id, m.id, it,
        1000 + 10 * (m.id % 200) + 20 * (random() - 0.5)
-       + CASE WHEN c.id % 10000 > 5000 AND m.id % 7 = 0 THEN 40 ELSE 0 END
+       + CASE WHEN c.id % 10000 > 5000 AND m.id % 7 = 0 THEN 40 ELSE 0 END,
+       g.id
 FROM run r JOIN commits c ON c.id = r.commit_id
+JOIN key_group g USING (machine_id, test_id, variant_id)
 CROSS JOIN (SELECT id FROM metric WHERE name LIKE 'wis.m%' ORDER BY name LIMIT :nmetrics) m
 CROSS JOIN generate_series(0, :iters - 1) it
 WHERE r.run_id LIKE :'prefix' || '-%';
