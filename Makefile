@@ -7,20 +7,27 @@ PREFIX   ?= /usr/local
 DESTDIR  ?=
 
 CC       ?= gcc
+CXX      ?= g++
 PKGS     := libmicrohttpd libpq jansson gsl zlib libcurl
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wformat=2 -Wvla -fno-common
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP \
             $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -I$(BUILD)/gen -Iserver
-LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+# C++ only for server/dtoa.cc, the wrapper of double-conversion (shortest doubles).
+CXXFLAGS ?= -O2 -g
+CXXFLAGS += -std=c++17 -Wall -Wextra -Werror -Wshadow -Wmissing-declarations -MMD -MP -Iserver
+LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldouble-conversion -lstdc++ \
+            -lpthread -lm
 ifneq ($(SANITIZE),)
 CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+CXXFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS  += -fsanitize=$(SANITIZE)
 endif
 
 SERVER_SRC := $(filter-out server/main.c,$(wildcard server/*.c)) $(wildcard api/*.c)
-SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/migrations.o
+SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/server/dtoa.o \
+              $(BUILD)/obj/gen/migrations.o
 TEST_SRC   := $(wildcard tests/unit/*.c) $(wildcard tests/integration/*.c)
 TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 MIGRATIONS := $(sort $(wildcard migrations/[0-9][0-9][0-9]_*.sql))
@@ -46,6 +53,10 @@ endif
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj/%.o: %.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -c -o $@ $<
 
 $(BUILD)/obj/gen/migrations.o: $(BUILD)/gen/migrations.c
 	@mkdir -p $(dir $@)
@@ -118,7 +129,7 @@ install: $(BUILD)/kperfd
 	cp -r static/. $(DESTDIR)$(PREFIX)/share/kperf/static/
 
 format:
-	clang-format -i server/*.[ch] api/*.[ch] tests/*/*.[ch]
+	clang-format -i server/*.[ch] server/*.cc api/*.[ch] tests/*/*.[ch]
 
 clean:
 	rm -rf build build-asan

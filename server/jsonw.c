@@ -2,38 +2,44 @@
  * jsonw.c - compact JSON writer over jansson trees. jansson prints reals with
  * 17 digits; people and diffs want the shortest form that reads back equal.
  */
+#include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dtoa.h"
 #include "jsonw.h"
 #include "util.h"
 
 /*
  * Write digits dig[0..n) (n >= 1, dig[0] != '0') times 10^x the way printf's
- * %.{n}g would: trailing zeros dropped, exponent style below 1e-4 or from
- * 10^n up.
+ * %.{prec}g would (prec >= n): trailing zeros dropped, exponent style below
+ * 1e-4 or from 10^prec up. Returns the length written; out needs 26 bytes.
  */
-static int g_style(char *out, size_t cap, int neg, const char *dig, int n, int x)
+static int g_style(char *out, int neg, const char *dig, int n, int prec, int x)
 {
 	char *o = out;
-	int p = n; /* the precision: it, not the digits kept, picks the style */
 	while (n > 1 && dig[n - 1] == '0')
 		n--;
 	if (neg)
 		*o++ = '-';
-	if (x < -4 || x >= p) {
+	if (x < -4 || x >= prec) {
+		int ax = x < 0 ? -x : x;
 		*o++ = dig[0];
 		if (n > 1) {
 			*o++ = '.';
 			memcpy(o, dig + 1, (size_t)n - 1);
 			o += n - 1;
 		}
-		return (int)(o - out) + snprintf(o, cap - (size_t)(o - out), "e%c%02d",
-						 x < 0 ? '-' : '+', x < 0 ? -x : x);
-	}
-	if (x < 0) {
+		*o++ = 'e';
+		*o++ = x < 0 ? '-' : '+';
+		if (ax >= 100)
+			*o++ = (char)('0' + ax / 100);
+		*o++ = (char)('0' + ax / 10 % 10);
+		*o++ = (char)('0' + ax % 10);
+	} else if (x < 0) {
 		*o++ = '0';
 		*o++ = '.';
 		for (int i = -1; i > x; i--)
@@ -51,61 +57,73 @@ static int g_style(char *out, size_t cap, int neg, const char *dig, int n, int x
 	return (int)(o - out);
 }
 
+/* Whole numbers read better without an exponent: 160, not 1.6e+02. */
+static int int_style(char *out, long long v)
+{
+	char rev[20];
+	unsigned long long u = v < 0 ? 0 - (unsigned long long)v : (unsigned long long)v;
+	int n = 0, len = 0;
+
+	do
+		rev[n++] = (char)('0' + u % 10);
+	while (u /= 10);
+	if (v < 0)
+		out[len++] = '-';
+	while (n)
+		out[len++] = rev[--n];
+	out[len] = '\0';
+	return len;
+}
+
+/*
+ * What the shortest round-trip digits cannot tell: printf's own %.15g, %.16g
+ * or %.17g, the first that reads back.
+ */
+static int printf_style(char *out, size_t cap, double d)
+{
+	int len = 0;
+
+	for (int prec = 15; prec <= 17; prec++) {
+		len = snprintf(out, cap, "%.*g", prec, d);
+		if (strtod(out, NULL) == d)
+			break;
+	}
+	return len;
+}
+
+/*
+ * The rule is printf's, so that what was written before keeps its bytes: the
+ * first of %.15g, %.16g, %.17g that reads back as d. double-conversion's
+ * shortest digits that read back, k of them, give it. A normal double has 53
+ * bits, so for k <= 15 they are what %.15g rounds to (two 15-digit decimals
+ * within a unit in the last place of d are one); k = 16 or 17 means no
+ * shorter form reads back, and the closest digits of that length that do are
+ * what %.16g or %.17g rounds to (ties to even in both). Two exceptions go to
+ * printf itself: subnormals, which have fewer bits (5e-324 is
+ * 4.94065645841247e-324 to %.15g), and a power of two with k = 16, whose
+ * interval is half as wide below it, so that the 16 digits %.16g rounds to can
+ * fall out of it while others read back (2^-24 is 5.9604644775390625e-08).
+ * tests/unit/test_jsonw.c compares with the former printf-only code.
+ */
 void jsonw_double(struct buf *b, double d)
 {
-	char e17[40], dig[20], tmp[48];
-	int neg, x, prec;
+	char dig[DTOA_DIGITS_MAX + 1], out[48];
+	int n, point, len;
 
-	/* Whole numbers read better without an exponent: 160, not 1.6e+02. */
 	/* range first: converting a double beyond long long's range is undefined */
 	if (d > -1e17 && d < 1e17 && d == (double)(long long)d) {
-		snprintf(tmp, sizeof(tmp), "%lld", (long long)d);
-		buf_puts(b, tmp);
-		return;
+		len = int_style(out, (long long)d);
+	} else {
+		uint64_t bits;
+		memcpy(&bits, &d, sizeof(bits));
+		n = dtoa_shortest(d, dig, &point);
+		/* a power of two has no fraction bits */
+		if (fabs(d) < DBL_MIN || (n == 16 && bits << 12 == 0))
+			len = printf_style(out, sizeof(out), d);
+		else
+			len = g_style(out, d < 0, dig, n, n < 15 ? 15 : n, point - 1);
 	}
-	/*
-	 * The shortest of 15, 16 or 17 significant digits that reads back as d.
-	 * One conversion to 17 digits; the shorter candidates are its decimal
-	 * roundings, each checked by reading it back, so what is written always
-	 * reads back exactly (17 digits always do).
-	 */
-	snprintf(e17, sizeof(e17), "%.16e", d); /* [-]d.dddddddddddddddde[+-]xx */
-	neg = e17[0] == '-';
-	dig[0] = e17[neg];
-	memcpy(dig + 1, e17 + neg + 2, 16);
-	x = (int)strtol(e17 + neg + 19, NULL, 10);
-	for (prec = 15; prec < 17; prec++) {
-		char r[20];
-		int rx = x, i;
-		memcpy(r, dig, 17);
-		if (r[prec] == '5' && (prec == 16 || r[16] == '0')) {
-			/* a tie in the 17 digits may not be one in d: let printf round d */
-			snprintf(tmp, sizeof(tmp), "%.*g", prec, d);
-			if (strtod(tmp, NULL) == d) {
-				buf_puts(b, tmp);
-				return;
-			}
-			continue;
-		}
-		if (r[prec] >= '5') { /* past the tie: rounding the digits rounds d */
-			for (i = prec - 1; i >= 0 && r[i] == '9'; i--)
-				r[i] = '0';
-			if (i >= 0) {
-				r[i]++;
-			} else { /* 9.99... became 10.0... */
-				memmove(r + 1, r, (size_t)prec - 1);
-				r[0] = '1';
-				rx++;
-			}
-		}
-		g_style(tmp, sizeof(tmp), neg, r, prec, rx);
-		if (strtod(tmp, NULL) == d) {
-			buf_puts(b, tmp);
-			return;
-		}
-	}
-	g_style(tmp, sizeof(tmp), neg, dig, 17, x);
-	buf_puts(b, tmp);
+	buf_append(b, out, (size_t)len);
 }
 
 /* Length of the valid UTF-8 sequence at s (n bytes left), 0 when invalid. */

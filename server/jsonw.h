@@ -14,7 +14,11 @@
 void jsonw_value(struct buf *b, const json_t *v, int sort);
 /* Append a JSON string literal for the UTF-8 text s of n bytes. */
 void jsonw_string(struct buf *b, const char *s, size_t n);
-/* Append the shortest decimal that reads back as d; d must be finite. */
+/*
+ * Append the shortest of printf's %.15g, %.16g and %.17g that reads back as
+ * d, or d as an integer when it is whole and below 1e17 in magnitude (-0 is
+ * 0). d must be finite.
+ */
 void jsonw_double(struct buf *b, double d);
 /* Append d, or null when it is NaN or infinite (no value in JSON). */
 void jsonw_number(struct buf *b, double d);

@@ -5,6 +5,7 @@
 # tests/fuzz/corpus/<name>/, and fails naming the harness that crashed.
 
 FUZZ_CC      ?= clang
+FUZZ_CXX     ?= clang++
 FUZZ_SECONDS ?= 60
 # Longest input tried, bytes: above the largest seed (a 59 KB perf report).
 FUZZ_MAX_LEN ?= 65536
@@ -21,16 +22,19 @@ FUZZ_SAN     := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recove
                 -fno-omit-frame-pointer
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -g -O1 $(WARN) $(FUZZ_SAN) -MMD -MP \
                 $(shell pkg-config --cflags libpq jansson 2>/dev/null) -Iserver
+# server/dtoa.cc, the one C++ file (the double-conversion wrapper jsonw.c needs).
+FUZZ_CXXFLAGS := -std=c++17 -g -O1 -Wall -Wextra -Werror -Wshadow -Wmissing-declarations \
+                 $(FUZZ_SAN) -MMD -MP -Iserver
 FUZZ_LDFLAGS := -fsanitize=fuzzer,address,undefined
 
 # The code under test, per harness family. server/ and collectors/ each
 # define xmalloc & co., so the two families never share a binary.
-FUZZ_INGEST_SRC  := api/ingest_decode.c server/jsonw.c server/util.c server/buf.c
+FUZZ_INGEST_SRC  := api/ingest_decode.c server/jsonw.c server/dtoa.cc server/util.c server/buf.c
 FUZZ_QUERY_SRC   := api/query.c server/util.c server/buf.c
 FUZZ_REF_SRC     := api/ref.c api/query.c server/util.c server/buf.c
 FUZZ_COLLECT_SRC := collectors/parse.c $(wildcard collectors/parse_*.c) collectors/cbuf.c \
                     collectors/cutil.c collectors/metrics.c collectors/rx.c
-fuzz_obj = $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(1))
+fuzz_obj = $(patsubst %,$(FUZZ_DIR)/obj/%.o,$(basename $(1)))
 
 # One harness per parser of collectors/parse.c's table.
 FUZZ_PARSERS := vm-scalability will-it-scale ycsb memtier perf-profile vmstat proc-vmstat \
@@ -64,15 +68,19 @@ $(FUZZ_DIR)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
 
+$(FUZZ_DIR)/obj/%.o: %.cc
+	@mkdir -p $(dir $@)
+	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -c -o $@ $<
+
 $(FUZZ_DIR)/obj/tests/fuzz/parse-%.o: tests/fuzz/fuzz_parse.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -DFUZZ_FORMAT='"$*"' -c -o $@ $<
 
 $(FUZZ_DIR)/ingest-runs: $(call fuzz_obj,tests/fuzz/fuzz_ingest_runs.c $(FUZZ_INGEST_SRC))
-	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ -ljansson -lm
+	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ -ljansson -ldouble-conversion -lstdc++ -lm
 
 $(FUZZ_DIR)/ingest-commits: $(call fuzz_obj,tests/fuzz/fuzz_ingest_commits.c $(FUZZ_INGEST_SRC))
-	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ -ljansson -lm
+	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ -ljansson -ldouble-conversion -lstdc++ -lm
 
 $(FUZZ_DIR)/query: $(call fuzz_obj,tests/fuzz/fuzz_query.c $(FUZZ_QUERY_SRC))
 	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ -ljansson
