@@ -8,7 +8,7 @@ DESTDIR  ?=
 
 CC       ?= gcc
 CXX      ?= g++
-PKGS     := libmicrohttpd libpq jansson gsl zlib libcurl
+PKGS     := libmicrohttpd libpq jansson gsl zlib libcurl libxxhash
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wformat=2 -Wvla -fno-common
 CFLAGS   ?= -O2 -g

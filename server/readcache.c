@@ -141,7 +141,7 @@ struct readcache_answer *readcache_put(const char *key, const char *snap,
 	memcpy(a->key, key, klen + 1);
 	memcpy(a->snap, snap, strlen(snap) + 1);
 	a->content_type = content_type;
-	a->etag = hash_fnv1a64(body, len);
+	a->etag = hash64(body, len);
 	a->body = body;
 	a->len = len;
 	a->refs = 1; /* the caller's */

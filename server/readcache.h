@@ -47,7 +47,7 @@ struct readcache_answer *readcache_get(const char *key, const char *snap);
 struct readcache_answer *readcache_put(const char *key, const char *snap,
 				       const char *content_type, char *body, size_t len);
 
-/* An answer's bytes, content type and ETag (hash_fnv1a64 of the bytes). */
+/* An answer's bytes, content type and ETag (hash64 of the bytes). */
 const char *readcache_body(const struct readcache_answer *a, size_t *len);
 const char *readcache_content_type(const struct readcache_answer *a);
 uint64_t readcache_etag(const struct readcache_answer *a);

@@ -102,7 +102,7 @@ static void add_file(const char *rel, const char *full, off_t size)
 	f->path = xstrdup(rel);
 	f->mime = mime_of(rel);
 	snprintf(f->etag, sizeof(f->etag), "\"%016llx\"",
-		 (unsigned long long)hash_fnv1a64(f->data, f->len));
+		 (unsigned long long)hash64(f->data, f->len));
 	if (compressible(f->mime) && f->len >= STATIC_GZIP_MIN)
 		f->gz = gzip_of(f->data, f->len, &f->gzlen);
 	nfiles++;

@@ -11,6 +11,8 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include <xxhash.h>
+
 #include "util.h"
 
 static void oom(size_t n)
@@ -150,12 +152,48 @@ int random_bytes(void *buf, size_t n)
 	return 0;
 }
 
-uint64_t hash_fnv1a64(const void *data, size_t n)
+uint64_t hash64(const void *data, size_t n)
 {
-	const unsigned char *p = data;
-	uint64_t h = 14695981039346656037ull;
+	return XXH64(data, n, 0);
+}
 
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * 1099511628211ull;
-	return h;
+/* Two decimal digits of v (0-99) at o. */
+static char *two(char *o, unsigned v)
+{
+	o[0] = (char)('0' + v / 10);
+	o[1] = (char)('0' + v % 10);
+	return o + 2;
+}
+
+void format_utc(int64_t t, char out[24])
+{
+	/* days since 1970-01-01 to a civil date (H. Hinnant's days_from_civil,
+	 * inverted), so no gmtime_r/strftime: 2,000 dates a trend */
+	int64_t days = t / 86400 - (t % 86400 < 0), sod = t - days * 86400;
+	int64_t z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
+	unsigned doe = (unsigned)(z - era * 146097);
+	unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
+	unsigned d = doy - (153 * mp + 2) / 5 + 1, m = mp < 10 ? mp + 3 : mp - 9;
+	int64_t y = (int64_t)yoe + era * 400 + (m <= 2);
+	char *o = out;
+
+	if (y < 1 || y > 9999) {
+		out[0] = '\0';
+		return;
+	}
+	o = two(o, (unsigned)(y / 100));
+	o = two(o, (unsigned)(y % 100));
+	*o++ = '-';
+	o = two(o, m);
+	*o++ = '-';
+	o = two(o, d);
+	*o++ = 'T';
+	o = two(o, (unsigned)(sod / 3600));
+	*o++ = ':';
+	o = two(o, (unsigned)(sod / 60 % 60));
+	*o++ = ':';
+	o = two(o, (unsigned)(sod % 60));
+	*o++ = 'Z';
+	*o = '\0';
 }

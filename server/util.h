@@ -31,8 +31,18 @@ int parse_int64(const char *s, int64_t min, int64_t max, int64_t *out);
 /* Monotonic time in microseconds. */
 int64_t now_us(void);
 
-/* The 64-bit FNV-1a hash of n bytes (ETags: the same bytes, the same tag). */
-uint64_t hash_fnv1a64(const void *data, size_t n);
+/*
+ * XXH64 (seed 0) of n bytes, for ETags: the same bytes, the same tag. It
+ * reads 8 bytes a step (~0.05 ms for a 660 KB trend; byte-wise FNV-1a, used
+ * before, took ~1 ms, a tenth of a computed trend).
+ */
+uint64_t hash64(const void *data, size_t n);
+
+/*
+ * t (seconds since 1970-01-01 UTC) as 2024-03-01T12:00:00Z, what PostgreSQL's
+ * to_char(t, 'YYYY-MM-DD"T"HH24:MI:SS"Z"') gives; "" outside years 1-9999.
+ */
+void format_utc(int64_t t, char out[24]);
 
 /* Fill buf with n random bytes from the kernel; returns 0 or -1. */
 int random_bytes(void *buf, size_t n);
