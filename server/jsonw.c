@@ -166,6 +166,9 @@ void jsonw_string(struct buf *b, const char *s, size_t n)
 		const char *esc = NULL;
 		char u[7];
 
+		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
+			continue; /* printable ASCII: copied with the run it ends */
+
 		if (c >= 0x80) {
 			/* JSON text is UTF-8: a byte that is not (an echoed URL,
 			 * a cut name) becomes U+FFFD */

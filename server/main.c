@@ -95,6 +95,15 @@ static int serve(void)
 	 * above them keeps all of them resident.
 	 */
 	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+	/*
+	 * Setting that threshold also fixes the trim threshold at its 128 KiB
+	 * default: freeing a compare's results (thousands of libpq blocks) then
+	 * shrank the heap again and again, and the next rows faulted the pages
+	 * back in (a third of a computed compare). The heap keeps 8 MiB free
+	 * at its top; answers kept in the read cache are followed by
+	 * malloc_trim (http.c), which gives the rest back.
+	 */
+	mallopt(M_TRIM_THRESHOLD, 8 * 1024 * 1024);
 	c = open_migrated();
 	if (regress_configure(cfg.floors, err, sizeof(err)))
 		die("KPERF_FLOORS: %s", err);

@@ -1,12 +1,14 @@
 /*
- * test_util.c - util's dates: format_utc against the C library's gmtime_r
- * over years 1-9999, leap days and times before 1970.
+ * test_util.c - util's dates (format_utc against the C library's gmtime_r
+ * over years 1-9999, leap days and times before 1970) and buf_printf.
  */
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
+#include "buf.h"
 #include "util.h"
 
 static void expect_libc(int64_t t)
@@ -54,4 +56,33 @@ Test(util, format_utc_is_gmtime)
 		x ^= x << 17;
 		expect_libc(lo + (int64_t)(x % (uint64_t)(hi - lo + 1)));
 	}
+}
+
+/* buf_printf writes in one pass when the rest of the buffer holds it, in two
+ * when not: either way the same bytes, and always NUL-terminated. */
+Test(util, buf_printf_across_growth)
+{
+	struct buf b = BUF_INIT, want = BUF_INIT;
+	char piece[400];
+
+	for (int len = 0; len < 400; len += 7) {
+		memset(piece, 'a' + len % 26, (size_t)len);
+		piece[len] = '\0';
+		buf_printf(&b, "%s|%d;", piece, len);
+		buf_append(&want, piece, (size_t)len);
+		buf_append(&want, "|", 1);
+		{
+			char num[16];
+			int n = snprintf(num, sizeof(num), "%d;", len);
+			buf_append(&want, num, (size_t)n);
+		}
+		cr_assert_eq(b.len, want.len);
+		cr_assert_eq(b.data[b.len], '\0');
+		cr_assert_eq(memcmp(b.data, want.data, b.len), 0);
+	}
+	buf_printf(&b, "%s", "");
+	cr_assert_eq(b.len, want.len);
+	cr_assert_eq(b.data[b.len], '\0');
+	buf_release(&b);
+	buf_release(&want);
 }
