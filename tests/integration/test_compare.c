@@ -407,3 +407,40 @@ Test(compare, series_ref_means_its_last_patch)
 			 C_NEW);
 	json_decref(j);
 }
+
+/* A side whose runs arrived in different months reads each run's samples
+ * from its own month's partition (the loader names the runs' arrival times
+ * so PostgreSQL plans only those months). */
+Test(compare, runs_of_a_side_in_different_months)
+{
+	PGconn *c;
+	PGresult *r;
+	json_t *j, *row;
+
+	post_lkp_data();
+	c = harness_db(&K);
+	r = PQexec(c, "SELECT kperf_sample_partitions('2024-03-01Z', '2024-03-31Z');"
+		      " WITH moved AS (UPDATE run SET received_at = '2024-03-15 12:00Z'"
+		      "  WHERE run_id = 'lkp-0-1' RETURNING id)"
+		      " UPDATE sample SET at = '2024-03-15 12:00Z' FROM moved WHERE run_id = moved.id");
+	cr_assert_eq(PQresultStatus(r), PGRES_COMMAND_OK, "%s", PQresultErrorMessage(r));
+	PQclear(r);
+	PQfinish(c);
+	cr_assert_eq(harness_count(&K, "SELECT count(*) FROM sample_202403"), 3);
+
+	j = compare("base=" C_BASE "&target=" C_NEW, 200);
+	row = json_array_get(json_object_get(j, "rows"), 0);
+	for (size_t i = 0; i < json_array_size(json_object_get(j, "rows")); i++) {
+		json_t *it = json_array_get(json_object_get(j, "rows"), i);
+		if (!strcmp(json_string_value(json_object_get(it, "metric")),
+			    "vm-scalability.throughput"))
+			row = it;
+	}
+	cr_assert_str_eq(json_string_value(json_object_get(row, "metric")),
+			 "vm-scalability.throughput");
+	cr_expect_eq(json_number_value(json_object_get(json_object_get(row, "base"), "n")), 3);
+	cr_expect_eq(json_number_value(json_object_get(json_object_get(row, "base"), "mean")), 100);
+	cr_expect_eq(json_number_value(json_object_get(json_object_get(row, "base"), "min")), 99);
+	cr_expect_eq(json_number_value(json_object_get(json_object_get(row, "base"), "max")), 101);
+	json_decref(j);
+}
