@@ -232,6 +232,18 @@ PGresult *db_exec_binary(PGconn *c, const char *sql, int n, const char *const *p
 	return exec_retry(c, sql, n, params, 1);
 }
 
+PGresult *db_exec_indexed(PGconn *c, const char *sql, int n, const char *const *params)
+{
+	static const char off[] = "SELECT set_config('enable_seqscan', 'off', false)";
+	static const char reset[] = "RESET enable_seqscan";
+	PGresult *r;
+
+	PQclear(db_exec(c, off, 0, NULL));
+	r = db_exec_binary(c, sql, n, params);
+	PQclear(db_exec(c, reset, 0, NULL));
+	return r;
+}
+
 int64_t db_int8(const PGresult *r, int row, int col)
 {
 	uint64_t v;

@@ -29,7 +29,9 @@ static const char SQL_RUNS[] =
  * per month, in (metric, run, iteration) order, values included. Two
  * statements, not "$4 IS NULL OR metric_id = $4": the plan PostgreSQL caches
  * for that one would read every metric and filter. Samples of invalid runs
- * are in the ranges too; the runs above leave them out.
+ * are in the ranges too; the runs above leave them out. Read with
+ * db_exec_indexed: a month's partition filled since its last ANALYZE would
+ * otherwise be scanned whole.
  */
 #define SQL_SAMPLES_OF(metric_cond)                                                   \
 	"SELECT s.metric_id, s.run_id, s.value FROM sample s"                         \
@@ -177,8 +179,8 @@ int trend_load(PGconn *c, const char *machine_id, const char *test_id, const cha
 	runs = read_runs(g->runs_res, &nruns);
 	order_commits(g, runs, nruns);
 	if (g->ncommits >= min_commits) { /* else too short a history: no trends */
-		g->samples_res = metric_id ? db_exec_binary(c, SQL_SAMPLES_METRIC, 4, params)
-					   : db_exec_binary(c, SQL_SAMPLES_ALL, 3, params);
+		g->samples_res = metric_id ? db_exec_indexed(c, SQL_SAMPLES_METRIC, 4, params)
+					   : db_exec_indexed(c, SQL_SAMPLES_ALL, 3, params);
 		if (!db_ok(g->samples_res)) {
 			*failed = g->samples_res;
 			g->samples_res = NULL;
