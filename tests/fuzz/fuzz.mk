@@ -77,16 +77,16 @@ $(FUZZ_DIR)/obj/tests/fuzz/parse-%.o: tests/fuzz/fuzz_parse.c
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -DFUZZ_FORMAT='"$*"' -c -o $@ $<
 
 $(FUZZ_DIR)/ingest-runs: $(call fuzz_obj,tests/fuzz/fuzz_ingest_runs.c $(FUZZ_INGEST_SRC))
-	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ -ljansson -ldouble-conversion -lstdc++ -lm
+	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ -ljansson -lxxhash -ldouble-conversion -lstdc++ -lm
 
 $(FUZZ_DIR)/ingest-commits: $(call fuzz_obj,tests/fuzz/fuzz_ingest_commits.c $(FUZZ_INGEST_SRC))
-	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ -ljansson -ldouble-conversion -lstdc++ -lm
+	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ -ljansson -lxxhash -ldouble-conversion -lstdc++ -lm
 
 $(FUZZ_DIR)/query: $(call fuzz_obj,tests/fuzz/fuzz_query.c $(FUZZ_QUERY_SRC))
-	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ -ljansson
+	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ -ljansson -lxxhash
 
 $(FUZZ_DIR)/ref: $(call fuzz_obj,tests/fuzz/fuzz_ref.c $(FUZZ_REF_SRC))
-	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ -lpq -ljansson
+	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ -lpq -ljansson -lxxhash
 
 $(FUZZ_DIR)/parse-%: $(FUZZ_DIR)/obj/tests/fuzz/parse-%.o $(call fuzz_obj,$(FUZZ_COLLECT_SRC))
 	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ -ljansson -lm
