@@ -39,6 +39,9 @@ void cmp_set_release(struct cmp_set *s)
 		key_free(s->keys[i]);
 	free(s->keys);
 	free(s->buckets);
+	for (size_t i = 0; i < s->nmetrics; i++)
+		free(s->metrics[i].name);
+	free(s->metrics);
 	memset(s, 0, sizeof(*s));
 }
 

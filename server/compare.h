@@ -28,12 +28,22 @@ struct cmp_key {
 	struct cmp_cell cell[COMPARE_SIDES_MAX];
 };
 
+/* A metric the sides met, with its directions. */
+struct cmp_metric {
+	long id;
+	char *name;
+	enum direction by_name;   /* what its name implies (direction_of_name) */
+	enum direction direction; /* metric.direction, else by_name: unless a run says */
+};
+
 struct cmp_set {
 	size_t nsides; /* 1 + targets */
 	struct cmp_key **keys;
 	size_t nkeys, cap;
 	size_t *buckets; /* open addressing over keys, index + 1 */
 	size_t nbuckets;
+	struct cmp_metric *metrics; /* by id; read once for all sides */
+	size_t nmetrics;
 };
 
 enum verdict { VERDICT_NOISE, VERDICT_CHANGED, VERDICT_IMPROVEMENT, VERDICT_REGRESSION };

@@ -1,7 +1,8 @@
 /*
  * compare_load.c - one side of a comparison, read in three statements: its
  * runs, their samples in primary-key order (no sorting or grouping in the
- * server), and the metric names met; grouping by (run, metric) is done here.
+ * server), and the names of metrics no earlier side met; grouping by (run,
+ * metric) is done here.
  */
 #include <jansson.h>
 #include <stdlib.h>
@@ -87,13 +88,67 @@ static PGresult *side_exec(PGconn *c, const char *sql, int n, const char *const 
 	return r;
 }
 
+static int metric_cmp(const void *a, const void *b)
+{
+	long x = ((const struct cmp_metric *)a)->id, y = ((const struct cmp_metric *)b)->id;
+	return x < y ? -1 : x > y;
+}
+
+static const struct cmp_metric *metric_of(const struct cmp_set *set, long id)
+{
+	struct cmp_metric key = {.id = id};
+	return bsearch(&key, set->metrics, set->nmetrics, sizeof(*set->metrics), metric_cmp);
+}
+
+/*
+ * Read the names and directions of the metrics ids[0..n) (sorted, repeats
+ * allowed) that no side met before: the sides of a compare mostly share
+ * their metrics, so the targets seldom read any. 0, or -1 with *failed.
+ */
+static int learn_metrics(PGconn *c, struct cmp_set *set, const long *ids, size_t n,
+			 PGresult **failed)
+{
+	struct buf want = BUF_INIT;
+	const char *params[1];
+	PGresult *r;
+	size_t nwant = 0;
+	int nm;
+
+	buf_putc(&want, '{');
+	for (size_t i = 0; i < n; i++)
+		if ((!i || ids[i] != ids[i - 1]) && !metric_of(set, ids[i]))
+			buf_printf(&want, "%s%ld", nwant++ ? "," : "", ids[i]);
+	buf_putc(&want, '}');
+	if (!nwant) {
+		buf_release(&want);
+		return 0;
+	}
+	params[0] = buf_str(&want);
+	r = side_exec(c, SQL_SIDE_METRICS, 1, params, failed);
+	buf_release(&want);
+	if (!r)
+		return -1;
+	nm = PQntuples(r);
+	set->metrics =
+		xrealloc(set->metrics, (set->nmetrics + (size_t)nm + 1) * sizeof(*set->metrics));
+	for (int i = 0; i < nm; i++) {
+		struct cmp_metric *m = &set->metrics[set->nmetrics++];
+		m->id = strtol(PQgetvalue(r, i, 0), NULL, 10);
+		m->name = xstrdup(PQgetvalue(r, i, 1));
+		m->by_name = direction_of_name(m->name);
+		m->direction = direction_parse(PQgetvalue(r, i, 2), m->by_name);
+	}
+	PQclear(r);
+	qsort(set->metrics, set->nmetrics, sizeof(*set->metrics), metric_cmp);
+	return 0;
+}
+
 int cmp_load_side(PGconn *c, struct cmp_set *set, int side, const struct cmp_filter *f,
 		  size_t *nruns, char **run_ids, PGresult **failed)
 {
-	PGresult *runs = NULL, *samples = NULL, *metrics = NULL;
+	PGresult *runs = NULL, *samples = NULL;
 	struct side_run *rs = NULL;
 	long *mids = NULL;
-	int *name_dir = NULL; /* per metric row: 1 + direction_of_name, 0 until needed */
 	size_t nm_ids = 0;
 	struct row *rows = NULL;
 	int sorted = 1;
@@ -101,7 +156,7 @@ int cmp_load_side(PGconn *c, struct cmp_set *set, int side, const struct cmp_fil
 	size_t nvals = 0, cap = 0;
 	struct buf ids = BUF_INIT, ats = BUF_INIT;
 	const char *params[7];
-	int nr, ns, nm, rc = -1;
+	int nr, ns, rc = -1;
 
 	*failed = NULL;
 	params[0] = f->commit_ids;
@@ -159,19 +214,8 @@ int cmp_load_side(PGconn *c, struct cmp_set *set, int side, const struct cmp_fil
 		if (!i || rows[i].metric != rows[i - 1].metric || rows[i].run != rows[i - 1].run)
 			mids[nm_ids++] = rows[i].metric;
 	qsort(mids, nm_ids, sizeof(*mids), long_cmp);
-	buf_reset(&ids);
-	buf_putc(&ids, '{');
-	for (size_t i = 0; i < nm_ids; i++)
-		if (!i || mids[i] != mids[i - 1])
-			buf_printf(&ids, "%s%ld", i ? "," : "", mids[i]);
-	buf_putc(&ids, '}');
-	params[0] = buf_str(&ids);
-	if (!(metrics = side_exec(c, SQL_SIDE_METRICS, 1, params, failed)))
+	if (learn_metrics(c, set, mids, nm_ids, failed))
 		goto out;
-	nm = PQntuples(metrics);
-	for (int i = 0; i < nm; i++)
-		mids[i] = strtol(PQgetvalue(metrics, i, 0), NULL, 10);
-	name_dir = xcalloc((size_t)nm + 1, sizeof(*name_dir));
 
 	/* rows come in (run, metric, iteration) order: one group per run and metric */
 	for (int i = 0; i < ns; i++) {
@@ -186,20 +230,14 @@ int cmp_load_side(PGconn *c, struct cmp_set *set, int side, const struct cmp_fil
 		{
 			struct side_run key = {run_id, 0, 0, 0, 0, NULL};
 			const struct side_run *run = bsearch(&key, rs, (size_t)nr, sizeof(*rs), run_cmp);
-			const long *m = bsearch(&mid, mids, (size_t)nm, sizeof(*mids), long_cmp);
+			const struct cmp_metric *m = metric_of(set, mid);
 			if (run && m) {
-				int row = (int)(m - mids);
-				const char *name = PQgetvalue(metrics, row, 1);
-				const char *said = json_string_value(json_object_get(run->dirs, name));
-				enum direction d;
+				const char *said = json_string_value(json_object_get(run->dirs, m->name));
 				struct cmp_key *k;
 
-				if (!name_dir[row]) /* the default of its name, found once */
-					name_dir[row] = 1 + (int)direction_of_name(name);
-				d = direction_parse(said ? said : PQgetvalue(metrics, row, 2),
-						    (enum direction)(name_dir[row] - 1));
 				k = cmp_set_key(set, run->machine, run->suite, run->params, run->variant,
-						name, d);
+						m->name,
+						said ? direction_parse(said, m->by_name) : m->direction);
 				cmp_cell_add_run(&k->cell[side], vals, nvals);
 			}
 		}
@@ -211,14 +249,12 @@ out:
 		json_decref(rs[i].dirs);
 	free(rs);
 	free(mids);
-	free(name_dir);
 	free(rows);
 	free(vals);
 	buf_release(&ids);
 	buf_release(&ats);
 	PQclear(runs);
 	PQclear(samples);
-	PQclear(metrics);
 	return rc;
 }
 

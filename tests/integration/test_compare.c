@@ -444,3 +444,64 @@ Test(compare, runs_of_a_side_in_different_months)
 	cr_expect_eq(json_number_value(json_object_get(json_object_get(row, "base"), "max")), 101);
 	json_decref(j);
 }
+
+#define D_BASE "dddddddddddddddddddddddddddddddddddddde0"
+#define D_NEW "dddddddddddddddddddddddddddddddddddddde1"
+
+static const char *direction_of_row(json_t *rows, const char *metric)
+{
+	for (size_t i = 0; i < json_array_size(rows); i++) {
+		json_t *it = json_array_get(rows, i);
+		if (!strcmp(json_string_value(json_object_get(it, "metric")), metric))
+			return json_string_value(json_object_get(it, "direction"));
+	}
+	return NULL;
+}
+
+/* A row's direction: a run's "directions" first, then the metric's stored
+ * direction (what the run that introduced it declared), then its name; the
+ * metrics are read once for both sides. */
+Test(compare, directions_from_runs_metrics_and_names)
+{
+	json_t *j, *rows;
+
+	/* dx.widget_ops first comes without a direction: none is stored */
+	post("{\"run_id\":\"dir-pre\",\"machine\":{\"name\":\"dir-box\"},"
+	     "\"kernel\":{\"release\":\"6.1.0-dir\"},\"test\":{\"suite\":\"dirs-pre\"},"
+	     "\"metrics\":{\"dx.widget_ops\":[1]}}");
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < 2; i++) {
+			char body[1024];
+			/* the first run declares dx.score lower (stored with the
+			 * metric); the base's runs say dx.widget_ops is lower,
+			 * whatever its name says */
+			snprintf(body, sizeof(body),
+				 "{\"run_id\":\"dir-%d-%d\",\"machine\":{\"name\":\"dir-box\"},"
+				 "\"kernel\":{\"commit\":\"%s\"},\"test\":{\"suite\":\"dirs\"},"
+				 "\"directions\":{%s},"
+				 "\"metrics\":{\"dx.score\":[%d],\"dx.plain\":[%d],"
+				 "\"dx.req_latency\":[%d],\"dx.widget_ops\":[%d]}}",
+				 k, i, k ? D_NEW : D_BASE,
+				 !k && !i ? "\"dx.score\":\"lower\",\"dx.widget_ops\":\"lower\""
+				 : !k	  ? "\"dx.widget_ops\":\"lower\""
+					  : "",
+				 10 + k + i, 20 + k + i, 30 + k + i, 40 + k + i);
+			post(body);
+		}
+	j = compare("base=" D_BASE "&target=" D_NEW, 200);
+	rows = json_object_get(j, "rows");
+	cr_assert_eq(json_array_size(rows), 4, "%s", json_dumps(rows, 0));
+	cr_expect_str_eq(direction_of_row(rows, "dx.score"), "lower");
+	cr_expect_str_eq(direction_of_row(rows, "dx.plain"), "none");
+	cr_expect_str_eq(direction_of_row(rows, "dx.req_latency"), "lower");
+	cr_expect_str_eq(direction_of_row(rows, "dx.widget_ops"), "lower");
+	json_decref(j);
+	/* the other way round the base's runs say nothing: dx.widget_ops goes
+	 * by its name, dx.score by what is stored */
+	j = compare("base=" D_NEW "&target=" D_BASE, 200);
+	rows = json_object_get(j, "rows");
+	cr_expect_str_eq(direction_of_row(rows, "dx.widget_ops"), "higher");
+	cr_expect_str_eq(direction_of_row(rows, "dx.score"), "lower");
+	cr_expect_str_eq(direction_of_row(rows, "dx.plain"), "none");
+	json_decref(j);
+}
