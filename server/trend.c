@@ -204,11 +204,13 @@ int trend_load(PGconn *c, const char *machine_id, const char *test_id, const cha
 			struct run_ref key = {.id = (long)db_int8(g->samples_res, i, 1)};
 			const struct run_ref *run = bsearch(&key, runs, nruns, sizeof(*runs), run_cmp);
 			struct trend_point *p;
+			const char *run_id;
 
 			/* an invalid run, or one committed between the two
 			 * statements: not in this answer */
 			if (!run)
 				continue;
+			run_id = PQgetvalue(g->runs_res, run->row, RUN_RUN_ID);
 			p = &t->points[run->rank];
 			slot[run->rank] = 1;
 			p->commit = &g->commits[run->rank];
@@ -217,13 +219,12 @@ int trend_load(PGconn *c, const char *machine_id, const char *test_id, const cha
 				p->samples = xrealloc(p->samples, p->cap * sizeof(double));
 			}
 			p->samples[p->n++] = db_float8(g->samples_res, i, 2);
-			if (!p->nruns || p->last_run != run->id) {
-				p->last_run = run->id;
+			if (!p->nruns || p->runs[p->nruns - 1] != run_id) { /* a new run */
 				if (p->nruns == p->runcap) {
 					p->runcap = p->runcap ? p->runcap * 2 : 4;
 					p->runs = xrealloc(p->runs, p->runcap * sizeof(char *));
 				}
-				p->runs[p->nruns++] = PQgetvalue(g->runs_res, run->row, RUN_RUN_ID);
+				p->runs[p->nruns++] = run_id;
 			}
 		}
 		/* keep only commits with samples, in commit order */

@@ -20,7 +20,6 @@ struct trend_point {
 	size_t n, cap;
 	const char **runs; /* run_id of each run, borrowed */
 	size_t nruns, runcap;
-	long last_run;     /* run.id of the last of runs */
 };
 
 struct trend {
