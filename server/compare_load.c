@@ -97,6 +97,8 @@ static int metric_cmp(const void *a, const void *b)
 static const struct cmp_metric *metric_of(const struct cmp_set *set, long id)
 {
 	struct cmp_metric key = {.id = id};
+	if (!set->nmetrics) /* no table yet: bsearch must not see NULL */
+		return NULL;
 	return bsearch(&key, set->metrics, set->nmetrics, sizeof(*set->metrics), metric_cmp);
 }
 
