@@ -113,12 +113,14 @@ void jsonw_double(struct buf *b, double d)
 	/* range first: converting a double beyond long long's range is undefined */
 	if (d > -1e17 && d < 1e17 && d == (double)(long long)d) {
 		len = int_style(out, (long long)d);
+	} else if (fabs(d) < DBL_MIN) {
+		len = printf_style(out, sizeof(out), d); /* subnormal */
 	} else {
 		uint64_t bits;
 		memcpy(&bits, &d, sizeof(bits));
 		n = dtoa_shortest(d, dig, &point);
 		/* a power of two has no fraction bits */
-		if (fabs(d) < DBL_MIN || (n == 16 && bits << 12 == 0))
+		if (n == 16 && bits << 12 == 0)
 			len = printf_style(out, sizeof(out), d);
 		else
 			len = g_style(out, d < 0, dig, n, n < 15 ? 15 : n, point - 1);

@@ -408,6 +408,17 @@ Test(compare, series_ref_means_its_last_patch)
 	json_decref(j);
 }
 
+/* The JSON row of a metric, or NULL. */
+static json_t *row_of_metric(json_t *rows, const char *metric)
+{
+	for (size_t i = 0; i < json_array_size(rows); i++) {
+		json_t *it = json_array_get(rows, i);
+		if (!strcmp(json_string_value(json_object_get(it, "metric")), metric))
+			return it;
+	}
+	return NULL;
+}
+
 /* A side whose runs arrived in different months reads each run's samples
  * from its own month's partition (the loader names the runs' arrival times
  * so PostgreSQL plans only those months). */
@@ -429,15 +440,8 @@ Test(compare, runs_of_a_side_in_different_months)
 	cr_assert_eq(harness_count(&K, "SELECT count(*) FROM sample_202403"), 3);
 
 	j = compare("base=" C_BASE "&target=" C_NEW, 200);
-	row = json_array_get(json_object_get(j, "rows"), 0);
-	for (size_t i = 0; i < json_array_size(json_object_get(j, "rows")); i++) {
-		json_t *it = json_array_get(json_object_get(j, "rows"), i);
-		if (!strcmp(json_string_value(json_object_get(it, "metric")),
-			    "vm-scalability.throughput"))
-			row = it;
-	}
-	cr_assert_str_eq(json_string_value(json_object_get(row, "metric")),
-			 "vm-scalability.throughput");
+	row = row_of_metric(json_object_get(j, "rows"), "vm-scalability.throughput");
+	cr_assert_not_null(row);
 	cr_expect_eq(json_number_value(json_object_get(json_object_get(row, "base"), "n")), 3);
 	cr_expect_eq(json_number_value(json_object_get(json_object_get(row, "base"), "mean")), 100);
 	cr_expect_eq(json_number_value(json_object_get(json_object_get(row, "base"), "min")), 99);
@@ -450,12 +454,7 @@ Test(compare, runs_of_a_side_in_different_months)
 
 static const char *direction_of_row(json_t *rows, const char *metric)
 {
-	for (size_t i = 0; i < json_array_size(rows); i++) {
-		json_t *it = json_array_get(rows, i);
-		if (!strcmp(json_string_value(json_object_get(it, "metric")), metric))
-			return json_string_value(json_object_get(it, "direction"));
-	}
-	return NULL;
+	return json_string_value(json_object_get(row_of_metric(rows, metric), "direction"));
 }
 
 /* A row's direction: a run's "directions" first, then the metric's stored
