@@ -17,20 +17,25 @@
 #include "query.h"
 
 /* What a side's runs were, besides the kernel: config, cmdline, knobs, and the
- * machine facts as each run reported them. */
+ * machine facts as each run reported them. Each run's document is read (and
+ * decompressed) once, its metrics dropped: reading "doc->'kernel'" and
+ * "doc->'machine'" apart decompressed it four times, 5.0 ms a side of three
+ * runs against 1.7 ms. */
 static const char SQL_ENV[] =
-	"WITH r AS (SELECT * FROM run WHERE id = ANY($1::bigint[]))"
+	"WITH r AS MATERIALIZED (SELECT variant_id, d->'kernel' AS kernel, d->'machine' AS machine"
+	"  FROM (SELECT variant_id, doc - 'metrics' AS d FROM run WHERE id = ANY($1::bigint[])"
+	"  OFFSET 0) x)"
 	" SELECT jsonb_build_object("
 	" 'config', (SELECT coalesce(jsonb_object_agg(k, vals), '{}') FROM (SELECT e.key AS k,"
-	"   jsonb_agg(DISTINCT e.value) AS vals FROM r, jsonb_each(r.doc->'kernel'->'config') e"
+	"   jsonb_agg(DISTINCT e.value) AS vals FROM r, jsonb_each(r.kernel->'config') e"
 	"   GROUP BY e.key) x),"
 	" 'cmdline', (SELECT jsonb_build_object('cmdline', coalesce(jsonb_agg(DISTINCT"
-	"   r.doc->'kernel'->'cmdline') FILTER (WHERE r.doc->'kernel' ? 'cmdline'), '[]')) FROM r),"
+	"   r.kernel->'cmdline') FILTER (WHERE r.kernel ? 'cmdline'), '[]')) FROM r),"
 	" 'variant', (SELECT coalesce(jsonb_object_agg(k, vals), '{}') FROM (SELECT e.key AS k,"
 	"   jsonb_agg(DISTINCT e.value) AS vals FROM r JOIN variant v ON v.id = r.variant_id,"
 	"   jsonb_each(v.knobs) e GROUP BY e.key) x),"
 	" 'machine', (SELECT coalesce(jsonb_object_agg(k, vals), '{}') FROM (SELECT e.key AS k,"
-	"   jsonb_agg(DISTINCT e.value) AS vals FROM r, jsonb_each(r.doc->'machine') e"
+	"   jsonb_agg(DISTINCT e.value) AS vals FROM r, jsonb_each(r.machine) e"
 	"   GROUP BY e.key) x))::text";
 
 static int load_side(PGconn *c, struct compare_req *q, int side, const char *const *filters,

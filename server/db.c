@@ -232,15 +232,21 @@ PGresult *db_exec_binary(PGconn *c, const char *sql, int n, const char *const *p
 	return exec_retry(c, sql, n, params, 1);
 }
 
-PGresult *db_exec_indexed(PGconn *c, const char *sql, int n, const char *const *params)
+void db_prefer_index(PGconn *c, int on)
 {
 	static const char off[] = "SELECT set_config('enable_seqscan', 'off', false)";
 	static const char reset[] = "RESET enable_seqscan";
+
+	PQclear(db_exec(c, on ? off : reset, 0, NULL));
+}
+
+PGresult *db_exec_indexed(PGconn *c, const char *sql, int n, const char *const *params)
+{
 	PGresult *r;
 
-	PQclear(db_exec(c, off, 0, NULL));
+	db_prefer_index(c, 1);
 	r = db_exec_binary(c, sql, n, params);
-	PQclear(db_exec(c, reset, 0, NULL));
+	db_prefer_index(c, 0);
 	return r;
 }
 

@@ -53,6 +53,9 @@ PGresult *db_exec_binary(PGconn *c, const char *sql, int n, const char *const *p
  * 30 for a trend, once).
  */
 PGresult *db_exec_indexed(PGconn *c, const char *sql, int n, const char *const *params);
+/* Sequential scans off (on = 1) or back to the configured default (on = 0)
+ * for the statements between, as db_exec_indexed does for one. */
+void db_prefer_index(PGconn *c, int on);
 int64_t db_int8(const PGresult *r, int row, int col);
 int32_t db_int4(const PGresult *r, int row, int col);
 double db_float8(const PGresult *r, int row, int col);
