@@ -39,19 +39,101 @@ static const char SQL_ENV[] =
 	"   jsonb_agg(DISTINCT e.value) AS vals FROM r, jsonb_each(r.machine) e"
 	"   GROUP BY e.key) x))::text";
 
-static int load_side(PGconn *c, struct compare_req *q, int side, const char *const *filters,
-		     struct reply *rp)
+/* Load side into set; 0, or -1 with *failed (logged) and the HTTP status. */
+static int load_side(PGconn *c, struct compare_req *q, struct cmp_set *set, int side,
+		     const char *const *filters, int *status)
 {
 	char *qual = jsonw_dump(q->refs[side].qual, 1);
 	struct cmp_filter f = {q->refs[side].commit_ids, filters[0], qual, filters[1], filters[2],
 			       filters[3], filters[4], filters[5]};
 	PGresult *failed = NULL;
-	int rc = cmp_load_side(c, &q->set, side, &f, &q->runs[side], &q->run_ids[side], &failed);
+	int rc = cmp_load_side(c, set, side, &f, &q->runs[side], &q->run_ids[side], &failed);
 
-	if (rc)
-		reply_db_error(rp, c, failed, "loading samples");
+	if (rc) {
+		*status = db_http_status(c, failed);
+		db_log_error("loading samples", c, failed);
+	}
 	PQclear(failed);
 	free(qual);
+	return rc;
+}
+
+/*
+ * The targets, read by a helper thread on a connection of its own into a
+ * set of their own while the request's thread reads the base, then merged:
+ * reading a side is a statement at a time, so one side alone keeps neither
+ * PostgreSQL nor kperfd busy. When the pool has no connection to spare,
+ * the helper does nothing and the targets are read after the base.
+ */
+struct targets_job {
+	struct compare_req *q;
+	const char *const *filters;
+	struct cmp_set set;
+	int done, status; /* done: read (status 0) or failed (its HTTP status) */
+};
+
+static void *load_targets(void *arg)
+{
+	struct targets_job *j = arg;
+	PGconn *c = db_try_get();
+
+	if (c) {
+		j->done = 1;
+		for (int i = 1; i < j->q->nrefs && !j->status; i++)
+			if (load_side(c, j->q, &j->set, i, j->filters, &j->status) && !j->status)
+				j->status = 500;
+	}
+	db_release();
+	return NULL;
+}
+
+/* Move the target cells of every key of from into q's set. */
+static void merge_targets(struct compare_req *q, struct cmp_set *from)
+{
+	for (size_t i = 0; i < from->nkeys; i++) {
+		struct cmp_key *k = from->keys[i];
+		struct cmp_key *to = cmp_set_key(&q->set, k->machine, k->suite, k->params,
+						 k->variant, k->metric, k->direction);
+		for (int s = 1; s < q->nrefs; s++) {
+			struct cmp_cell empty = to->cell[s];
+			to->cell[s] = k->cell[s];
+			k->cell[s] = empty;
+		}
+	}
+}
+
+/* Load every side into q->set. 0, or -1 after answering an error. */
+static int load_sides(PGconn *c, struct compare_req *q, const char *const *filters,
+		      struct reply *rp)
+{
+	struct targets_job j = {q, filters, {0}, 0, 0};
+	pthread_t helper;
+	int helped, status = 0, rc = -1;
+
+	cmp_set_init(&j.set, (size_t)q->nrefs);
+	helped = pthread_create(&helper, NULL, load_targets, &j) == 0;
+	if (load_side(c, q, &q->set, 0, filters, &status))
+		goto out;
+	if (helped)
+		pthread_join(helper, NULL);
+	helped = 0;
+	if (j.done && j.status) {
+		status = j.status;
+		goto out;
+	}
+	if (j.done)
+		merge_targets(q, &j.set);
+	else
+		for (int i = 1; i < q->nrefs; i++)
+			if (load_side(c, q, &q->set, i, filters, &status))
+				goto out;
+	rc = 0;
+out:
+	if (helped)
+		pthread_join(helper, NULL);
+	if (rc)
+		reply_db_status(rp, status ? status : 500, "loading samples");
+	cmp_set_release(&j.set);
 	return rc;
 }
 
@@ -391,9 +473,9 @@ void api_compare(struct request *rq, struct reply *rp)
 			goto out;
 	}
 	cmp_set_init(&q.set, (size_t)q.nrefs);
+	if (load_sides(c, &q, filters, rp))
+		goto out;
 	for (int i = 0; i < q.nrefs; i++) {
-		if (load_side(c, &q, i, filters, rp))
-			goto out;
 		if (!q.runs[i] && json_object_size(q.refs[i].qual)) {
 			char field[32];
 			snprintf(field, sizeof(field),

@@ -56,22 +56,24 @@ void db_pool_size(int n)
 }
 
 /* This thread's slot: taken from the free list, made while fewer than
- * pool_size exist, else waited for. */
-static struct slot *slot_take(void)
+ * pool_size exist, else waited for (or NULL at once when !wait). */
+static struct slot *slot_take(int wait)
 {
 	if (mine)
 		return mine;
 	pthread_mutex_lock(&pool_lock);
-	while (!pool_free && pool_made >= pool_size)
+	while (wait && !pool_free && pool_made >= pool_size)
 		pthread_cond_wait(&pool_freed, &pool_lock);
 	if (pool_free) {
 		mine = pool_free;
 		pool_free = mine->next;
-	} else {
+	} else if (pool_made < pool_size) {
 		mine = xcalloc(1, sizeof(*mine));
 		pool_made++;
 	}
 	pthread_mutex_unlock(&pool_lock);
+	if (!mine)
+		return NULL;
 	pthread_once(&slot_once, slot_key_create);
 	pthread_setspecific(slot_key, mine);
 	return mine;
@@ -134,9 +136,8 @@ static void notice_ignore(void *arg, const char *msg)
 	(void)msg;
 }
 
-PGconn *db_get(void)
+static PGconn *slot_connect(struct slot *s)
 {
-	struct slot *s = slot_take();
 	char err[512];
 
 	if (s->conn && PQstatus(s->conn) == CONNECTION_OK)
@@ -153,6 +154,17 @@ PGconn *db_get(void)
 	PQsetNoticeProcessor(s->conn, notice_ignore, NULL);
 	counters.db_connects++;
 	return s->conn;
+}
+
+PGconn *db_get(void)
+{
+	return slot_connect(slot_take(1));
+}
+
+PGconn *db_try_get(void)
+{
+	struct slot *s = slot_take(0);
+	return s ? slot_connect(s) : NULL;
 }
 
 void db_drop(void)

@@ -22,6 +22,11 @@ void db_pool_size(int n);
  */
 PGconn *db_get(void);
 
+/* db_get without waiting: NULL at once when every connection of the pool is
+ * taken (for a second connection of a request, which must not wait for
+ * requests that may be waiting for theirs). */
+PGconn *db_try_get(void);
+
 /* Give the calling thread's connection back to the pool (idle, kept open). */
 void db_release(void);
 

@@ -158,9 +158,12 @@ void reply_unavailable(struct reply *rp)
 
 void reply_db_error(struct reply *rp, PGconn *c, const PGresult *r, const char *what)
 {
-	int status = db_http_status(c, r);
-
 	db_log_error(what, c, r);
+	reply_db_status(rp, db_http_status(c, r), what);
+}
+
+void reply_db_status(struct reply *rp, int status, const char *what)
+{
 	if (status == 503)
 		reply_unavailable(rp);
 	else if (status == 409)

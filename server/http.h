@@ -68,6 +68,8 @@ void reply_error(struct reply *rp, int status, const char *code, const char *fie
 
 /* Answer a failed database call: log the detail, send only the mapped status. */
 void reply_db_error(struct reply *rp, PGconn *c, const PGresult *r, const char *what);
+/* The same for a failure already logged, mapped to status by db_http_status. */
+void reply_db_status(struct reply *rp, int status, const char *what);
 
 /* Answer 503 because no database connection could be had. */
 void reply_unavailable(struct reply *rp);

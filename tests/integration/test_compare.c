@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -503,4 +504,124 @@ Test(compare, directions_from_runs_metrics_and_names)
 	cr_expect_str_eq(direction_of_row(rows, "dx.score"), "lower");
 	cr_expect_str_eq(direction_of_row(rows, "dx.plain"), "none");
 	json_decref(j);
+}
+
+#define P_BASE "ddddddddddddddddddddddddddddddddddddddf0"
+#define P_T1 "ddddddddddddddddddddddddddddddddddddddf1"
+#define P_T2 "ddddddddddddddddddddddddddddddddddddddf2"
+#define P_METRICS 1200 /* past the 1,000 keys from which two threads write the rows */
+
+/* Two runs of commit sha, metric m's iterations m + add + {k, k+1, k+2} in
+ * run k: the commit's mean of m is m + add + 1.5. */
+static void post_many_metrics(const char *sha, int add)
+{
+	size_t cap = 256 + 48 * P_METRICS;
+	char *body = malloc(cap);
+
+	cr_assert_not_null(body);
+	for (int k = 0; k < 2; k++) {
+		size_t n = (size_t)snprintf(
+			body, cap,
+			"{\"run_id\":\"many-%s-%d\",\"machine\":{\"name\":\"many-box\"},"
+			"\"kernel\":{\"commit\":\"%s\"},\"test\":{\"suite\":\"many\"},\"metrics\":{",
+			sha, k, sha);
+		for (int m = 0; m < P_METRICS; m++)
+			n += (size_t)snprintf(body + n, cap - n, "%s\"pm.m%04d\":[%d,%d,%d]",
+					      m ? "," : "", m, m + add + k, m + add + k + 1,
+					      m + add + k + 2);
+		snprintf(body + n, cap - n, "}}");
+		post(body);
+	}
+	free(body);
+}
+
+/* kperfd's connections to the test's database */
+static long kperfd_backends(void)
+{
+	char sql[256];
+	snprintf(sql, sizeof(sql),
+		 "SELECT count(*) FROM pg_stat_activity WHERE datname = '%s'"
+		 " AND application_name = 'kperfd'",
+		 K.db);
+	return harness_count(&K, sql);
+}
+
+static char *compare_body(const char *query)
+{
+	char path[1024];
+	struct resp r;
+	char *body;
+
+	snprintf(path, sizeof(path), "/api/v1/compare?%s", query);
+	http_get(&K, path, &r);
+	cr_assert_eq(r.status, 200, "%ld %s", r.status, r.body);
+	body = r.body;
+	r.body = NULL;
+	resp_release(&r);
+	return body;
+}
+
+/*
+ * A compare of two targets over 1,200 metrics: the targets are read by a
+ * helper thread on a second connection and merged, and the rows written by
+ * two threads. Every row is where it belongs with its exact means. With no
+ * connection to spare (one HTTP thread, so a pool of three: the worker's,
+ * the mailer's and the request's) the targets are read after the base on
+ * the request's connection, and the answer is the same to the byte.
+ */
+Test(compare, many_metrics_read_in_parallel_or_not_alike)
+{
+	char smtp[64];
+	const char *one_thread[] = {"KPERF_THREADS=1", smtp, NULL};
+	const char *q = "base=" P_BASE "&target=" P_T1 "&target=" P_T2;
+	char *parallel, *plain;
+	json_t *j, *rows;
+	json_error_t err;
+
+	post_many_metrics(P_BASE, 0);
+	post_many_metrics(P_T1, 100);
+	post_many_metrics(P_T2, 200);
+	parallel = compare_body(q);
+	/* the worker's, the request's and the helper's */
+	cr_expect_eq(kperfd_backends(), 3, "the helper took a connection of its own");
+	j = json_loads(parallel, 0, &err);
+	cr_assert_not_null(j, "%s", err.text);
+	rows = json_object_get(j, "rows");
+	cr_assert_eq(json_array_size(rows), 2 * P_METRICS);
+	for (int m = 0; m < P_METRICS; m++)
+		for (int t = 0; t < 2; t++) {
+			json_t *row = json_array_get(rows, (size_t)(2 * m + t));
+			char name[16];
+			snprintf(name, sizeof(name), "pm.m%04d", m);
+			cr_assert_str_eq(json_string_value(json_object_get(row, "metric")), name);
+			cr_assert_str_eq(json_string_value(json_object_get(row, "target_ref")),
+					 t ? P_T2 : P_T1);
+			cr_assert_eq(json_number_value(json_object_get(json_object_get(row, "base"),
+								       "mean")),
+				     m + 1.5);
+			cr_assert_eq(json_integer_value(
+					     json_object_get(json_object_get(row, "target"), "n")),
+				     6);
+			cr_assert_eq(json_number_value(json_object_get(json_object_get(row, "target"),
+								       "mean")),
+				     m + 1.5 + 100 * (t + 1), "%s target %d", name, t + 1);
+			cr_assert_eq(json_number_value(json_object_get(row, "change_abs")),
+				     100 * (t + 1));
+		}
+	json_decref(j);
+
+	kperfd_kill(&K);
+	/* mail on (to no server: nothing is sent) keeps the mailer's connection */
+	snprintf(smtp, sizeof(smtp), "KPERF_SMTP_URL=smtp://127.0.0.1:%d", harness_free_port());
+	kperfd_env(one_thread);
+	kperfd_restart(&K);
+	kperfd_env(NULL);
+	for (int i = 0; i < 200 && kperfd_backends() < 2; i++)
+		usleep(50000);
+	cr_assert_eq(kperfd_backends(), 2, "the worker's and the mailer's connections");
+	plain = compare_body(q);
+	cr_expect_eq(kperfd_backends(), 3, "the pool's three, no fourth");
+	cr_expect(strcmp(parallel, plain) == 0, "the two answers differ");
+	free(parallel);
+	free(plain);
 }
