@@ -80,10 +80,14 @@ static int put_series(PGconn *c, PGresult *keys, int row, struct buf *b, struct 
 {
 	const char *params[4] = {PQgetvalue(keys, row, 0), PQgetvalue(keys, row, 1),
 				 PQgetvalue(keys, row, 3), PQgetvalue(keys, row, 5)};
+	/* read in the same round trip as the history */
+	const struct db_stmt extra[2] = {{SQL_CHANGE_POINTS, 4, params, 0},
+					 {SQL_DECISIONS, 4, params, 0}};
 	struct trend_group g;
 	PGresult *failed = NULL, *r;
 
-	if (trend_load(c, params[0], params[1], params[2], params[3], 0, &g, &failed)) {
+	if (trend_load(c, params[0], params[1], params[2], params[3], 0, extra, 2, &g,
+		       &failed)) {
 		reply_db_error(rp, c, failed, "loading the trend");
 		PQclear(failed);
 		return -1;
@@ -95,14 +99,8 @@ static int put_series(PGconn *c, PGresult *keys, int row, struct buf *b, struct 
 				buf_putc(b, ',');
 			put_point(b, &g.trends[t].points[i]);
 		}
-	trend_release(&g);
 	buf_puts(b, "],\"change_points\":[");
-	r = db_exec(c, SQL_CHANGE_POINTS, 4, params);
-	if (!db_ok(r)) {
-		reply_db_error(rp, c, r, "reading change points");
-		PQclear(r);
-		return -1;
-	}
+	r = g.extra_res[0];
 	for (int i = 0; i < PQntuples(r); i++) {
 		buf_printf(b, "%s{\"id\":%s,\"commit\":", i ? "," : "", PQgetvalue(r, i, 0));
 		jsonw_str(b, PQgetisnull(r, i, 1) ? PQgetvalue(r, i, 2) : PQgetvalue(r, i, 1));
@@ -118,14 +116,8 @@ static int put_series(PGconn *c, PGresult *keys, int row, struct buf *b, struct 
 		jsonw_number(b, strtod(PQgetvalue(r, i, 8), NULL));
 		buf_putc(b, '}');
 	}
-	PQclear(r);
 	buf_puts(b, "],\"decisions\":[");
-	r = db_exec(c, SQL_DECISIONS, 4, params);
-	if (!db_ok(r)) {
-		reply_db_error(rp, c, r, "reading decisions");
-		PQclear(r);
-		return -1;
-	}
+	r = g.extra_res[1];
 	for (int i = 0; i < PQntuples(r); i++) {
 		buf_printf(b, "%s{\"id\":%s,\"commit\":", i ? "," : "", PQgetvalue(r, i, 0));
 		jsonw_str(b, PQgetvalue(r, i, 1));
@@ -139,7 +131,7 @@ static int put_series(PGconn *c, PGresult *keys, int row, struct buf *b, struct 
 		jsonw_str(b, PQgetvalue(r, i, 5));
 		buf_putc(b, '}');
 	}
-	PQclear(r);
+	trend_release(&g);
 	buf_puts(b, "]}");
 	return 0;
 }

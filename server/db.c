@@ -185,26 +185,96 @@ static int prepared_index(const char *sql)
 	return -1;
 }
 
+/* Prepare sql on this thread's connection c unless it is: its index in the
+ * cache, or -1 (not this thread's connection, cache full, or failed). */
+static int prepare(PGconn *c, const char *sql, int n)
+{
+	char name[24];
+	PGresult *r;
+	int i;
+
+	if (!mine || c != mine->conn)
+		return -1;
+	if ((i = prepared_index(sql)) >= 0 || mine->nprepared == DB_PREPARED_MAX)
+		return i;
+	i = mine->nprepared;
+	snprintf(name, sizeof(name), "k%d", i);
+	r = PQprepare(c, name, sql, n, NULL);
+	if (!db_ok(r)) {
+		PQclear(r);
+		return -1;
+	}
+	PQclear(r);
+	mine->prepared[mine->nprepared++] = sql;
+	return i;
+}
+
+int db_pipeline_send(PGconn *c, int n, const struct db_stmt *stmts)
+{
+	int idx[DB_PIPELINE_MAX];
+
+	if (n > DB_PIPELINE_MAX)
+		return -1;
+	for (int i = 0; i < n; i++) /* not in pipeline mode: PQprepare waits */
+		idx[i] = prepare(c, stmts[i].sql, stmts[i].nparams);
+	if (!PQenterPipelineMode(c))
+		return -1;
+	for (int i = 0; i < n; i++) {
+		const struct db_stmt *st = &stmts[i];
+		char name[24];
+		int ok;
+
+		snprintf(name, sizeof(name), "k%d", idx[i]);
+		ok = idx[i] >= 0 ? PQsendQueryPrepared(c, name, st->nparams, st->params, NULL, NULL,
+						       st->binary)
+				 : PQsendQueryParams(c, st->sql, st->nparams, NULL, st->params, NULL,
+						     NULL, st->binary);
+		if (!ok)
+			break;
+	}
+	/* whatever was sent is read back by db_pipeline_next either way */
+	if (!PQpipelineSync(c)) {
+		db_pipeline_end(c);
+		return -1;
+	}
+	return 0;
+}
+
+PGresult *db_pipeline_next(PGconn *c)
+{
+	PGresult *r = PQgetResult(c), *extra;
+
+	if (!r || PQresultStatus(r) == PGRES_PIPELINE_SYNC) { /* never sent */
+		PQclear(r);
+		return PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
+	}
+	while ((extra = PQgetResult(c))) /* up to the NULL that ends the statement */
+		PQclear(extra);
+	return r;
+}
+
+void db_pipeline_end(PGconn *c)
+{
+	/* results not read yet, then the sync's, then out of pipeline mode */
+	for (int nulls = 0; PQpipelineStatus(c) != PQ_PIPELINE_OFF;) {
+		PGresult *r = PQgetResult(c);
+		if (r) {
+			nulls = 0;
+			PQclear(r);
+		} else if (PQexitPipelineMode(c) || ++nulls > 1) {
+			break;
+		}
+	}
+	if (PQpipelineStatus(c) != PQ_PIPELINE_OFF)
+		db_drop(); /* broken: no statement may follow on it */
+}
+
 static PGresult *exec_once(PGconn *c, const char *sql, int n, const char *const *params,
 			   int binary)
 {
 	char name[24];
-	int i;
+	int i = prepare(c, sql, n);
 
-	/* Only the thread's own connection keeps a prepared-statement cache. */
-	if (!mine || c != mine->conn)
-		return PQexecParams(c, sql, n, NULL, params, NULL, NULL, binary);
-	i = prepared_index(sql);
-	if (i < 0 && mine->nprepared < DB_PREPARED_MAX) {
-		PGresult *r;
-		i = mine->nprepared;
-		snprintf(name, sizeof(name), "k%d", i);
-		r = PQprepare(c, name, sql, n, NULL);
-		if (!db_ok(r))
-			return r;
-		PQclear(r);
-		mine->prepared[mine->nprepared++] = sql;
-	}
 	if (i < 0)
 		return PQexecParams(c, sql, n, NULL, params, NULL, NULL, binary);
 	snprintf(name, sizeof(name), "k%d", i);

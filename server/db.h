@@ -58,6 +58,26 @@ PGresult *db_exec_binary(PGconn *c, const char *sql, int n, const char *const *p
  * 30 for a trend, once).
  */
 PGresult *db_exec_indexed(PGconn *c, const char *sql, int n, const char *const *params);
+/*
+ * Statements sent together (libpq's pipeline mode): PostgreSQL runs them
+ * back to back while the caller reads the results, one per statement in
+ * order, with db_pipeline_next, then db_pipeline_end (always, once
+ * db_pipeline_send returned 0). A failed statement fails the ones after it.
+ * Saves a round trip per statement, and lets the caller work on a result
+ * while the next statements run.
+ */
+#define DB_PIPELINE_MAX 8
+struct db_stmt {
+	const char *sql; /* a string constant: prepared once per connection */
+	int nparams;
+	const char *const *params;
+	int binary; /* results in binary format */
+};
+int db_pipeline_send(PGconn *c, int n, const struct db_stmt *stmts);
+/* The next statement's result (never NULL; PQclear it). */
+PGresult *db_pipeline_next(PGconn *c);
+void db_pipeline_end(PGconn *c);
+
 /* Sequential scans off (on = 1) or back to the configured default (on = 0)
  * for the statements between, as db_exec_indexed does for one. */
 void db_prefer_index(PGconn *c, int on);

@@ -432,7 +432,7 @@ static int scan_history(PGconn *c, const struct group *g)
 	int rc = -1, first = 1;
 
 	/* a change point needs REGRESS_CP_COMMITS commits: a shorter history is not read */
-	if (trend_load(c, g->machine, g->test, g->variant, NULL, REGRESS_CP_COMMITS, &tg,
+	if (trend_load(c, g->machine, g->test, g->variant, NULL, REGRESS_CP_COMMITS, NULL, 0, &tg,
 		       &failed)) {
 		db_log_error("loading history", c, failed);
 		PQclear(failed);

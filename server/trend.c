@@ -159,34 +159,108 @@ static void order_commits(struct trend_group *g, struct run_ref *runs, size_t n)
 	free(by);
 }
 
-int trend_load(PGconn *c, const char *machine_id, const char *test_id, const char *variant_id,
-	       const char *metric_id, size_t min_commits, struct trend_group *g,
-	       PGresult **failed)
+/* The statements' results into g->extra_res; 0, or -1 with *failed. */
+static int read_extra(PGconn *c, const struct db_stmt *extra, int nextra, struct trend_group *g,
+		      PGresult **failed)
 {
-	const char *params[4] = {machine_id, test_id, variant_id, metric_id};
-	struct run_ref *runs = NULL;
-	size_t nruns = 0;
-	int ns;
+	for (int i = 0; i < nextra; i++) {
+		PGresult *r = db_exec(c, extra[i].sql, extra[i].nparams, extra[i].params);
+		if (!db_ok(r)) {
+			*failed = r;
+			return -1;
+		}
+		g->extra_res[i] = r;
+	}
+	return 0;
+}
 
-	memset(g, 0, sizeof(*g));
-	*failed = NULL;
+/*
+ * The runs, then the samples, then the extra statements, sent together when
+ * every history is wanted (min_commits 0): PostgreSQL reads the samples
+ * while the commits are put in order here. Else the samples only once the
+ * commits are known to be enough. 0, or -1 with *failed.
+ */
+static int read_group(PGconn *c, const char *const *params, size_t min_commits,
+		      const struct db_stmt *extra, int nextra, struct trend_group *g,
+		      struct run_ref **runs, PGresult **failed)
+{
+	static const char off[] = "SELECT set_config('enable_seqscan', 'off', false)";
+	static const char reset[] = "RESET enable_seqscan";
+	const char *metric = params[3];
+	const char *sql = metric ? SQL_SAMPLES_METRIC : SQL_SAMPLES_ALL;
+	int np = metric ? 4 : 3;
+	size_t nruns = 0;
+
+	if (!min_commits) {
+		struct db_stmt st[4 + TREND_EXTRA_MAX] = {{SQL_RUNS, 3, params, 1},
+							  {off, 0, NULL, 0},
+							  {sql, np, params, 1},
+							  {reset, 0, NULL, 0}};
+		PGresult *r[4 + TREND_EXTRA_MAX] = {0};
+		int n = 4 + nextra, rc = 0;
+
+		for (int i = 0; i < nextra; i++)
+			st[4 + i] = extra[i];
+		if (db_pipeline_send(c, n, st)) {
+			*failed = PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
+			return -1;
+		}
+		r[0] = db_pipeline_next(c);
+		if (db_ok(r[0])) {
+			*runs = read_runs(r[0], &nruns);
+			g->runs_res = r[0];
+			order_commits(g, *runs, nruns);
+		}
+		for (int i = 1; i < n; i++)
+			r[i] = db_pipeline_next(c);
+		db_pipeline_end(c);
+		for (int i = 0; i < n && !rc; i++)
+			if (!db_ok(r[i])) { /* the first to fail (the others were aborted) */
+				*failed = r[i];
+				r[i] = NULL;
+				rc = -1;
+			}
+		g->runs_res = r[0];
+		g->samples_res = r[2];
+		PQclear(r[1]);
+		PQclear(r[3]);
+		for (int i = 0; i < nextra; i++)
+			g->extra_res[i] = r[4 + i];
+		return rc;
+	}
 	g->runs_res = db_exec_binary(c, SQL_RUNS, 3, params);
 	if (!db_ok(g->runs_res)) {
 		*failed = g->runs_res;
 		g->runs_res = NULL;
-		goto fail;
+		return -1;
 	}
-	runs = read_runs(g->runs_res, &nruns);
-	order_commits(g, runs, nruns);
+	*runs = read_runs(g->runs_res, &nruns);
+	order_commits(g, *runs, nruns);
 	if (g->ncommits >= min_commits) { /* else too short a history: no trends */
-		g->samples_res = metric_id ? db_exec_indexed(c, SQL_SAMPLES_METRIC, 4, params)
-					   : db_exec_indexed(c, SQL_SAMPLES_ALL, 3, params);
+		g->samples_res = db_exec_indexed(c, sql, np, params);
 		if (!db_ok(g->samples_res)) {
 			*failed = g->samples_res;
 			g->samples_res = NULL;
-			goto fail;
+			return -1;
 		}
 	}
+	return read_extra(c, extra, nextra, g, failed);
+}
+
+int trend_load(PGconn *c, const char *machine_id, const char *test_id, const char *variant_id,
+	       const char *metric_id, size_t min_commits, const struct db_stmt *extra,
+	       int nextra, struct trend_group *g, PGresult **failed)
+{
+	const char *params[4] = {machine_id, test_id, variant_id, metric_id};
+	struct run_ref *runs = NULL;
+	size_t nruns;
+	int ns;
+
+	memset(g, 0, sizeof(*g));
+	*failed = NULL;
+	if (read_group(c, params, min_commits, extra, nextra, g, &runs, failed))
+		goto fail;
+	nruns = (size_t)PQntuples(g->runs_res);
 
 	ns = g->samples_res ? PQntuples(g->samples_res) : 0;
 	for (int i = 0; i < ns;) {
@@ -255,5 +329,7 @@ void trend_release(struct trend_group *g)
 	free(g->dates);
 	PQclear(g->runs_res);
 	PQclear(g->samples_res);
+	for (int i = 0; i < TREND_EXTRA_MAX; i++)
+		PQclear(g->extra_res[i]);
 	memset(g, 0, sizeof(*g));
 }

@@ -9,6 +9,8 @@
 #include <libpq-fe.h>
 #include <stddef.h>
 
+#include "db.h"
+
 struct trend_commit {
 	long id;
 	const char *sha, *parent, *release, *subject, *date; /* borrowed; may be NULL */
@@ -28,8 +30,11 @@ struct trend {
 	size_t npoints;
 };
 
+#define TREND_EXTRA_MAX 2
+
 struct trend_group {
 	PGresult *runs_res, *samples_res;
+	PGresult *extra_res[TREND_EXTRA_MAX]; /* of trend_load's extra statements */
 	struct trend_commit *commits; /* in commit order */
 	char (*dates)[24];            /* their commit dates, for trend_commit.date */
 	size_t ncommits;
@@ -40,12 +45,15 @@ struct trend_group {
 /*
  * Load the histories of (machine_id, test_id, variant_id), of metric_id only
  * when it is not NULL. Invalid runs are left out. With fewer than
- * min_commits commits the samples are not read (no trends). Returns 0, or
- * -1 with *failed set to the failed result (the caller reports and PQclears it).
+ * min_commits commits the samples are not read (no trends). The nextra
+ * (at most TREND_EXTRA_MAX) statements extra are run too, in the same
+ * round trip when min_commits is 0, their results left in g->extra_res.
+ * Returns 0, or -1 with *failed set to the failed result (the caller
+ * reports and PQclears it).
  */
 int trend_load(PGconn *c, const char *machine_id, const char *test_id, const char *variant_id,
-	       const char *metric_id, size_t min_commits, struct trend_group *g,
-	       PGresult **failed);
+	       const char *metric_id, size_t min_commits, const struct db_stmt *extra,
+	       int nextra, struct trend_group *g, PGresult **failed);
 
 void trend_release(struct trend_group *g);
 

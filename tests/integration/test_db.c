@@ -1,0 +1,135 @@
+/*
+ * test_db.c - server/db.c against a real PostgreSQL: statements sent
+ * together (pipeline mode), one failing among them, the connection usable
+ * after; a second connection taken without waiting, or refused at once when
+ * the pool has none to spare.
+ */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../server/db.h"
+#include "harness.h"
+
+static struct kperfd K;
+
+static void setup(void)
+{
+	kperfd_prepare(&K, NULL); /* a database, no kperfd */
+	db_setup(K.conninfo);
+}
+
+static void teardown(void)
+{
+	db_drop();
+	db_release();
+	kperfd_stop(&K);
+}
+
+TestSuite(db, .init = setup, .fini = teardown, .timeout = 60);
+
+Test(db, pipelined_statements_in_order_in_text_and_binary)
+{
+	static const char sum[] = "SELECT $1::bigint + $2::bigint";
+	static const char word[] = "SELECT upper($1)";
+	const char *p1[] = {"40", "2"}, *p2[] = {"kperf"};
+	const struct db_stmt st[] = {{sum, 2, p1, 1}, {word, 1, p2, 0}, {sum, 2, p1, 0}};
+	PGconn *c = db_get();
+	PGresult *r;
+
+	cr_assert_not_null(c);
+	for (int round = 0; round < 2; round++) { /* prepared on the first */
+		cr_assert_eq(db_pipeline_send(c, 3, st), 0);
+		r = db_pipeline_next(c);
+		cr_assert(db_ok(r), "%s", PQresultErrorMessage(r));
+		cr_expect_eq(db_int8(r, 0, 0), 42);
+		PQclear(r);
+		r = db_pipeline_next(c);
+		cr_expect_str_eq(PQgetvalue(r, 0, 0), "KPERF");
+		PQclear(r);
+		r = db_pipeline_next(c);
+		cr_expect_str_eq(PQgetvalue(r, 0, 0), "42");
+		PQclear(r);
+		db_pipeline_end(c);
+		cr_expect_eq(PQpipelineStatus(c), PQ_PIPELINE_OFF);
+	}
+}
+
+Test(db, a_failed_statement_fails_those_after_it_and_the_connection_goes_on)
+{
+	const char *p[] = {"0"};
+	const struct db_stmt st[] = {{"SELECT 1", 0, NULL, 0},
+				     {"SELECT 1 / $1::int", 1, p, 0},
+				     {"SELECT 3", 0, NULL, 0}};
+	PGconn *c = db_get();
+	PGresult *r;
+
+	cr_assert_eq(db_pipeline_send(c, 3, st), 0);
+	r = db_pipeline_next(c);
+	cr_expect_str_eq(PQgetvalue(r, 0, 0), "1");
+	PQclear(r);
+	r = db_pipeline_next(c);
+	cr_expect_not(db_ok(r));
+	cr_expect_str_eq(PQresultErrorField(r, PG_DIAG_SQLSTATE), "22012"); /* division_by_zero */
+	PQclear(r);
+	r = db_pipeline_next(c);
+	cr_expect_eq(PQresultStatus(r), PGRES_PIPELINE_ABORTED);
+	PQclear(r);
+	db_pipeline_end(c);
+
+	/* results never read are read by db_pipeline_end */
+	cr_assert_eq(db_pipeline_send(c, 3, st), 0);
+	PQclear(db_pipeline_next(c));
+	db_pipeline_end(c);
+
+	r = db_exec(c, "SELECT 7", 0, NULL);
+	cr_assert(db_ok(r), "%s", PQresultErrorMessage(r));
+	cr_expect_str_eq(PQgetvalue(r, 0, 0), "7");
+	PQclear(r);
+}
+
+struct taker {
+	PGconn *got;
+};
+
+static void *try_take(void *arg)
+{
+	struct taker *t = arg;
+	t->got = db_try_get();
+	if (t->got) {
+		PGresult *r = db_exec(t->got, "SELECT 5", 0, NULL);
+		if (!db_ok(r) || strcmp(PQgetvalue(r, 0, 0), "5"))
+			t->got = NULL;
+		PQclear(r);
+	}
+	db_release();
+	return NULL;
+}
+
+Test(db, a_second_connection_only_when_one_is_free)
+{
+	struct taker t = {NULL};
+	pthread_t th;
+	PGconn *c;
+
+	db_pool_size(1);
+	c = db_get();
+	cr_assert_not_null(c);
+	pthread_create(&th, NULL, try_take, &t); /* the pool's one is taken: NULL at once */
+	pthread_join(th, NULL);
+	cr_expect_null(t.got);
+
+	db_pool_size(2);
+	pthread_create(&th, NULL, try_take, &t); /* a second is made */
+	pthread_join(th, NULL);
+	cr_expect_not_null(t.got);
+
+	db_release();
+	db_pool_size(1);
+	t.got = NULL;
+	pthread_create(&th, NULL, try_take, &t); /* one free one, given back above */
+	pthread_join(th, NULL);
+	cr_expect_not_null(t.got);
+	db_pool_size(8);
+}
