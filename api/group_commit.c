@@ -34,17 +34,6 @@ static pthread_cond_t done = PTHREAD_COND_INITIALIZER;
 static struct job *queue, **queue_tail = &queue;
 static int leading; /* transactions being written: up to LIMIT_GROUP_LEADERS */
 
-static int tx(PGconn *c, const char *sql, PGresult **failed)
-{
-	PGresult *r = db_exec(c, sql, 0, NULL);
-	if (!db_ok(r)) {
-		*failed = r;
-		return -1;
-	}
-	PQclear(r);
-	return 0;
-}
-
 /* One transaction for items: -1 stored, >= 0 a conflict, -2 database error. */
 static long store_tx(PGconn *c, struct store_item *items, size_t n, PGresult **failed)
 {
@@ -52,11 +41,7 @@ static long store_tx(PGconn *c, struct store_item *items, size_t n, PGresult **f
 	long rc;
 
 	*failed = NULL;
-	if (tx(c, "BEGIN", failed))
-		return -2;
-	rc = store_runs(c, items, n, &fresh, failed);
-	if (rc == -1 && tx(c, "COMMIT", failed))
-		rc = -2;
+	rc = store_runs(c, items, n, &fresh, failed); /* BEGIN ... COMMIT */
 	if (rc != -1) {
 		if (PQstatus(c) == CONNECTION_OK)
 			PQclear(PQexec(c, "ROLLBACK"));

@@ -13,6 +13,7 @@
 
 #include "../server/buf.h"
 #include "../server/db.h"
+#include "../server/jsonw.h"
 #include "../server/limits.h"
 #include "../server/util.h"
 #include "store.h"
@@ -327,6 +328,21 @@ static int copy_flush(PGconn *c, struct buf *b)
 	return rc == 1 ? 0 : -1;
 }
 
+/* One COPY line: the run's head, metric, iteration, the value in its
+ * shortest exact form (as JSON writes it: read back, it is the same
+ * double), the run's tail. */
+static void copy_line(struct buf *b, const char *head, size_t hl, long mid, size_t iteration,
+		      double value, const char *tail, size_t tl)
+{
+	char mi[48];
+	int n = snprintf(mi, sizeof(mi), "%ld\t%zu\t", mid, iteration);
+
+	buf_append(b, head, hl);
+	buf_append(b, mi, (size_t)n);
+	jsonw_double(b, value);
+	buf_append(b, tail, tl);
+}
+
 /* COPY the samples of the created runs: one line per value. */
 static int copy_samples(PGconn *c, struct store_item *items, size_t n, const struct strmap *fresh,
 			PGresult **failed)
@@ -343,9 +359,14 @@ static int copy_samples(PGconn *c, struct store_item *items, size_t n, const str
 	for (size_t i = 0; i < n && !rc; i++) {
 		json_t *vals, *v;
 		const char *name;
+		char head[96], tail[32];
+		size_t hl, tl;
 
 		if (items[i].result != STORE_CREATED)
 			continue;
+		/* "at\trun\t" and "\tkey_group\n" are the run's, in every line */
+		hl = (size_t)snprintf(head, sizeof(head), "%s\t%ld\t", items[i].at, items[i].id);
+		tl = (size_t)snprintf(tail, sizeof(tail), "\t%ld\n", items[i].key_group);
 		json_object_foreach(json_object_get(items[i].run->json, "metrics"), name, vals) {
 			long mid = metric_id(fresh, name);
 			size_t k;
@@ -355,13 +376,11 @@ static int copy_samples(PGconn *c, struct store_item *items, size_t n, const str
 				break;
 			}
 			if (!json_is_array(vals)) {
-				buf_printf(&b, "%s\t%ld\t%ld\t0\t%.17g\t%ld\n", items[i].at, items[i].id,
-					   mid, json_number_value(vals), items[i].key_group);
+				copy_line(&b, head, hl, mid, 0, json_number_value(vals), tail, tl);
 				continue;
 			}
 			json_array_foreach(vals, k, v)
-				buf_printf(&b, "%s\t%ld\t%ld\t%zu\t%.17g\t%ld\n", items[i].at,
-					   items[i].id, mid, k, json_number_value(v), items[i].key_group);
+				copy_line(&b, head, hl, mid, k, json_number_value(v), tail, tl);
 			if (b.len >= 256 * 1024 && copy_flush(c, &b))
 				rc = -1;
 		}
@@ -392,6 +411,7 @@ static void array_id(struct buf *b, long id)
 	buf_printf(b, "%s%ld", b->len > 1 ? "," : "", id);
 }
 
+/* Queue the created runs' keys for decisions, and COMMIT. */
 static int queue_decisions(PGconn *c, struct store_item *items, size_t n, PGresult **failed)
 {
 	struct buf a[4] = {{0}};
@@ -414,7 +434,12 @@ static int queue_decisions(PGconn *c, struct store_item *items, size_t n, PGresu
 		buf_putc(&a[k], '}');
 		params[k] = a[k].data;
 	}
-	r = any ? db_exec(c, SQL_QUEUE, 4, params) : NULL;
+	if (any) { /* the COMMIT in the same round trip */
+		const struct db_stmt st[2] = {{SQL_QUEUE, 4, params, 0}, {"COMMIT", 0, NULL, 0}};
+		r = db_exec_batch(c, 2, st, 1);
+	} else {
+		r = db_exec(c, "COMMIT", 0, NULL);
+	}
 	for (int k = 0; k < 4; k++)
 		buf_release(&a[k]);
 	if (r && !db_ok(r)) {
@@ -425,9 +450,10 @@ static int queue_decisions(PGconn *c, struct store_item *items, size_t n, PGresu
 	return 0;
 }
 
-/* Insert one run with its dimensions; 0, 1 when its run_id was stored already
- * (item->result says whether with equal content), -1 on a database error. */
-static int insert_run(PGconn *c, struct store_item *it, PGresult **failed)
+/* Insert one run with its dimensions, after BEGIN in the same round trip
+ * when begin; 0, 1 when its run_id was stored already (item->result says
+ * whether with equal content), -1 on a database error. */
+static int insert_run(PGconn *c, struct store_item *it, int begin, PGresult **failed)
 {
 	const struct run_in *run = it->run;
 	char token[24];
@@ -437,7 +463,13 @@ static int insert_run(PGconn *c, struct store_item *it, PGresult **failed)
 
 	snprintf(token, sizeof(token), "%ld", it->token_id);
 	params[6] = it->token_id > 0 ? token : NULL;
-	r = db_exec(c, run->has_sha ? SQL_RUN_SHA : SQL_RUN_RELEASE, 8, params);
+	if (begin) {
+		const struct db_stmt st[2] = {
+			{"BEGIN", 0, NULL, 0}, {run->has_sha ? SQL_RUN_SHA : SQL_RUN_RELEASE, 8, params, 0}};
+		r = db_exec_batch(c, 2, st, 1);
+	} else {
+		r = db_exec(c, run->has_sha ? SQL_RUN_SHA : SQL_RUN_RELEASE, 8, params);
+	}
 	if (!db_ok(r) || PQntuples(r) != 1) {
 		*failed = r;
 		return -1;
@@ -475,15 +507,22 @@ long store_runs(PGconn *c, struct store_item *items, size_t n, struct strmap *fr
 
 	*failed = NULL;
 	for (size_t i = 0; i < n; i++) {
-		int rc = insert_run(c, &items[i], failed);
+		int rc = insert_run(c, &items[i], i == 0, failed);
 		if (rc < 0)
 			return -2;
 		if (rc == 1 && items[i].result == STORE_CONFLICT)
 			return (long)i;
 		any |= rc == 0;
 	}
-	if (!any)
+	if (!any) {
+		PGresult *r = db_exec(c, "COMMIT", 0, NULL);
+		if (!db_ok(r)) {
+			*failed = r;
+			return -2;
+		}
+		PQclear(r);
 		return -1;
+	}
 	if (resolve_metrics(c, items, n, fresh, failed) || copy_samples(c, items, n, fresh, failed) ||
 	    queue_decisions(c, items, n, failed))
 		return -2;

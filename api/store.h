@@ -43,10 +43,12 @@ struct store_item {
 long store_commit(PGconn *c, const char *commit_json, int has_sha, PGresult **failed);
 
 /*
- * Store n runs with their samples and queue their decisions. Returns -1 when
- * every run is stored or found stored with equal content; the index of the
- * first run stored already with other content (roll back); -2 on a database
- * error (*failed set; roll back). Metric ids learnt on the way go into fresh:
+ * Store n runs with their samples and queue their decisions, in a
+ * transaction of their own: BEGIN goes with the first run's statement and
+ * COMMIT with the last statement (one round trip each fewer). Returns -1
+ * when every run is stored (committed) or found stored with equal content;
+ * the index of the first run stored already with other content (roll back);
+ * -2 on a database error (*failed set; roll back). Metric ids learnt on the way go into fresh:
  * give them to store_publish after COMMIT, strmap_release them after ROLLBACK.
  */
 long store_runs(PGconn *c, struct store_item *items, size_t n, struct strmap *fresh,

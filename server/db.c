@@ -269,6 +269,25 @@ void db_pipeline_end(PGconn *c)
 		db_drop(); /* broken: no statement may follow on it */
 }
 
+PGresult *db_exec_batch(PGconn *c, int n, const struct db_stmt *stmts, int keep)
+{
+	PGresult *r[DB_PIPELINE_MAX] = {0}, *out = NULL;
+
+	if (db_pipeline_send(c, n, stmts))
+		return PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
+	for (int i = 0; i < n; i++)
+		r[i] = db_pipeline_next(c);
+	db_pipeline_end(c);
+	for (int i = 0; i < n; i++) {
+		if (!out && (!db_ok(r[i]) || i == keep)) {
+			out = r[i]; /* the first failure, else the one kept */
+			continue;
+		}
+		PQclear(r[i]);
+	}
+	return out;
+}
+
 static PGresult *exec_once(PGconn *c, const char *sql, int n, const char *const *params,
 			   int binary)
 {

@@ -78,6 +78,10 @@ int db_pipeline_send(PGconn *c, int n, const struct db_stmt *stmts);
 PGresult *db_pipeline_next(PGconn *c);
 void db_pipeline_end(PGconn *c);
 
+/* The statements sent together, for the result of stmts[keep]: that one,
+ * else the first that failed (PQclear it). */
+PGresult *db_exec_batch(PGconn *c, int n, const struct db_stmt *stmts, int keep);
+
 /* Sequential scans off (on = 1) or back to the configured default (on = 0)
  * for the statements between, as db_exec_indexed does for one. */
 void db_prefer_index(PGconn *c, int on);
