@@ -6,6 +6,7 @@
  * the runs of several requests): one for new metric names, one COPY of all
  * samples and one for the decision queue.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <pthread.h>
@@ -339,7 +340,10 @@ static void copy_line(struct buf *b, const char *head, size_t hl, long mid, size
 
 	buf_append(b, head, hl);
 	buf_append(b, mi, (size_t)n);
-	jsonw_double(b, value);
+	if (value == 0 && signbit(value))
+		buf_puts(b, "-0"); /* JSON's form would be "0" */
+	else
+		jsonw_double(b, value);
 	buf_append(b, tail, tl);
 }
 

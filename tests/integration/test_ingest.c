@@ -4,6 +4,8 @@
  * conflicts, all-or-nothing batches, authentication and body limits.
  */
 #include <criterion/criterion.h>
+#include <endian.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -394,4 +396,50 @@ Test(ingest, repeated_bad_tokens_are_slowed)
 	http_get(&K, "/healthz", &r);
 	cr_expect_eq(r.status, 200);
 	resp_release(&r);
+}
+
+/*
+ * Values go to PostgreSQL as COPY text in their shortest exact form: every
+ * one reads back as the same double, bit for bit, the awkward ones too
+ * (subnormals, the extremes, 0.1, integers past 2^53, a negative zero).
+ */
+Test(ingest, values_stored_bit_exact)
+{
+	static const char *const texts[] = {
+		"0.1", "1e-300", "5e-324", "2.2250738585072014e-308", "-2.225073858507201e-308",
+		"1.7976931348623157e308", "-0.3333333333333333", "123456789.12345679",
+		"9007199254740993", "1e21", "1e22", "-0.0", "4.35", "1000.25", "0"};
+	size_t n = sizeof(texts) / sizeof(texts[0]);
+	char body[2048];
+	size_t len;
+	struct resp r;
+	PGconn *c;
+	PGresult *res;
+
+	len = (size_t)snprintf(body, sizeof(body),
+			       "{\"run_id\":\"exact-1\",\"machine\":{\"name\":\"m1\"},"
+			       "\"kernel\":{\"release\":\"6.1\"},\"test\":{\"suite\":\"s\"},"
+			       "\"metrics\":{\"s.exact\":[");
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(body + len, sizeof(body) - len, "%s%s", i ? "," : "", texts[i]);
+	snprintf(body + len, sizeof(body) - len, "]}}");
+	http_post_json(&K, "/api/v1/runs", TOKEN_COLLECTOR, body, &r);
+	cr_assert_eq(r.status, 201, "%ld %s", r.status, r.body);
+	resp_release(&r);
+
+	c = harness_db(&K);
+	res = PQexecParams(c, "SELECT value FROM sample ORDER BY iteration", 0, NULL, NULL, NULL,
+			   NULL, 1);
+	cr_assert_eq(PQntuples(res), (int)n, "%s", PQresultErrorMessage(res));
+	for (size_t i = 0; i < n; i++) {
+		double want = strtod(texts[i], NULL), got;
+		uint64_t bits, wbits;
+		memcpy(&bits, PQgetvalue(res, (int)i, 0), sizeof(bits));
+		bits = be64toh(bits);
+		memcpy(&got, &bits, sizeof(got));
+		memcpy(&wbits, &want, sizeof(wbits));
+		cr_expect_eq(bits, wbits, "%s stored as %.17g", texts[i], got);
+	}
+	PQclear(res);
+	PQfinish(c);
 }
