@@ -4,6 +4,7 @@
  * one), in commit order, with the stored change points and decisions.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,9 +39,37 @@ static const char SQL_DECISIONS[] =
 	" WHERE d.machine_id = $1 AND d.test_id = $2 AND d.variant_id = $3 AND d.metric_id = $4"
 	"  AND d.verdict <> 'noise' ORDER BY d.id";
 
+/* The text of the last number written, for writing it again as it is. */
+struct num_memo {
+	uint64_t bits;
+	char text[40];
+	size_t len; /* 0: none yet */
+};
+
+/* A number; when it is the memo's double, its text is copied, not made
+ * again (a point of one sample is that number five times). */
+static void put_num(struct buf *b, double d, struct num_memo *m)
+{
+	uint64_t bits;
+	size_t at = b->len;
+
+	memcpy(&bits, &d, sizeof(bits));
+	if (m->len && bits == m->bits) {
+		buf_append(b, m->text, m->len);
+		return;
+	}
+	jsonw_number(b, d);
+	if (b->len - at < sizeof(m->text)) {
+		m->bits = bits;
+		m->len = b->len - at;
+		memcpy(m->text, b->data + at, m->len);
+	}
+}
+
 static void put_point(struct buf *b, const struct trend_point *p)
 {
 	const struct trend_commit *c = p->commit;
+	struct num_memo m = {0};
 
 	buf_puts(b, "{\"commit\":");
 	jsonw_str(b, c->sha);
@@ -53,18 +82,18 @@ static void put_point(struct buf *b, const struct trend_point *p)
 	buf_puts(b, ",\"date\":");
 	jsonw_str(b, c->date);
 	buf_printf(b, ",\"n\":%zu,\"mean\":", p->n);
-	jsonw_number(b, stats_mean(p->samples, p->n));
+	put_num(b, stats_mean(p->samples, p->n), &m);
 	buf_puts(b, ",\"stddev\":");
 	jsonw_number(b, p->n > 1 ? stats_stddev(p->samples, p->n) : 0);
 	buf_puts(b, ",\"min\":");
-	jsonw_number(b, stats_min(p->samples, p->n));
+	put_num(b, stats_min(p->samples, p->n), &m);
 	buf_puts(b, ",\"max\":");
-	jsonw_number(b, stats_max(p->samples, p->n));
+	put_num(b, stats_max(p->samples, p->n), &m);
 	buf_puts(b, ",\"samples\":[");
 	for (size_t i = 0; i < p->n; i++) {
 		if (i)
 			buf_putc(b, ',');
-		jsonw_number(b, p->samples[i]);
+		put_num(b, p->samples[i], &m);
 	}
 	buf_puts(b, "],\"runs\":[");
 	for (size_t i = 0; i < p->nruns; i++) {
