@@ -21,10 +21,6 @@ void cmp_set_init(struct cmp_set *s, size_t nsides)
 
 static void key_free(struct cmp_key *k)
 {
-	free(k->machine);
-	free(k->suite);
-	free(k->params);
-	free(k->variant);
 	free(k->metric);
 	for (int i = 0; i < COMPARE_SIDES_MAX; i++) {
 		free(k->cell[i].samples);
@@ -42,24 +38,52 @@ void cmp_set_release(struct cmp_set *s)
 	for (size_t i = 0; i < s->nmetrics; i++)
 		free(s->metrics[i].name);
 	free(s->metrics);
+	for (size_t i = 0; i < s->nprefixes; i++) {
+		struct cmp_prefix *p = s->prefixes[i];
+		free(p->machine);
+		free(p->suite);
+		free(p->params);
+		free(p->variant);
+		free(p);
+	}
+	free(s->prefixes);
 	memset(s, 0, sizeof(*s));
 }
 
-static uint64_t hash_fields(const char *const *f)
+#define FNV_OFFSET 1469598103934665603ull
+#define FNV_PRIME 1099511628211ull
+
+/* FNV-1a of s continued from h, then a separator */
+static uint64_t hash_more(uint64_t h, const char *s)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (int i = 0; i < 5; i++) {
-		for (const char *p = f[i]; *p; p++)
-			h = (h ^ (unsigned char)*p) * 1099511628211ull;
-		h = (h ^ 0x1f) * 1099511628211ull;
-	}
-	return h;
+	for (const char *p = s; *p; p++)
+		h = (h ^ (unsigned char)*p) * FNV_PRIME;
+	return (h ^ 0x1f) * FNV_PRIME;
 }
 
-static int key_equal(const struct cmp_key *k, const char *const *f)
+const struct cmp_prefix *cmp_set_prefix(struct cmp_set *s, const char *machine,
+					const char *suite, const char *params, const char *variant)
 {
-	return !strcmp(k->metric, f[4]) && !strcmp(k->machine, f[0]) && !strcmp(k->suite, f[1]) &&
-	       !strcmp(k->params, f[2]) && !strcmp(k->variant, f[3]);
+	const char *f[4] = {machine, suite, params, variant};
+	struct cmp_prefix *p;
+
+	for (size_t i = s->nprefixes; i-- > 0;) { /* the newest first */
+		p = s->prefixes[i];
+		if (!strcmp(p->machine, machine) && !strcmp(p->suite, suite) &&
+		    !strcmp(p->params, params) && !strcmp(p->variant, variant))
+			return p;
+	}
+	p = xcalloc(1, sizeof(*p));
+	p->machine = xstrdup(machine);
+	p->suite = xstrdup(suite);
+	p->params = xstrdup(params);
+	p->variant = xstrdup(variant);
+	p->hash = FNV_OFFSET;
+	for (int i = 0; i < 4; i++)
+		p->hash = hash_more(p->hash, f[i]);
+	s->prefixes = xrealloc(s->prefixes, (s->nprefixes + 1) * sizeof(*s->prefixes));
+	s->prefixes[s->nprefixes++] = p;
+	return p;
 }
 
 static void rehash(struct cmp_set *s)
@@ -70,9 +94,7 @@ static void rehash(struct cmp_set *s)
 	s->buckets = xcalloc(n, sizeof(*s->buckets));
 	s->nbuckets = n;
 	for (size_t i = 0; i < s->nkeys; i++) {
-		const struct cmp_key *k = s->keys[i];
-		const char *f[5] = {k->machine, k->suite, k->params, k->variant, k->metric};
-		size_t b = hash_fields(f) & (n - 1);
+		size_t b = s->keys[i]->hash & (n - 1);
 		while (s->buckets[b])
 			b = (b + 1) & (n - 1);
 		s->buckets[b] = i + 1;
@@ -83,16 +105,23 @@ struct cmp_key *cmp_set_key(struct cmp_set *s, const char *machine, const char *
 			    const char *params, const char *variant, const char *metric,
 			    enum direction direction)
 {
-	const char *f[5] = {machine, suite, params, variant, metric};
+	return cmp_set_key_in(s, cmp_set_prefix(s, machine, suite, params, variant), metric,
+			      direction);
+}
+
+struct cmp_key *cmp_set_key_in(struct cmp_set *s, const struct cmp_prefix *p, const char *metric,
+			       enum direction direction)
+{
+	uint64_t h = hash_more(p->hash, metric);
 	struct cmp_key *k;
 	size_t b;
 
 	if ((s->nkeys + 1) * 2 > s->nbuckets)
 		rehash(s);
-	b = hash_fields(f) & (s->nbuckets - 1);
+	b = h & (s->nbuckets - 1);
 	while (s->buckets[b]) {
 		k = s->keys[s->buckets[b] - 1];
-		if (key_equal(k, f)) {
+		if (k->hash == h && k->prefix == p && !strcmp(k->metric, metric)) {
 			if (k->direction == DIR_NONE)
 				k->direction = direction;
 			return k;
@@ -100,11 +129,13 @@ struct cmp_key *cmp_set_key(struct cmp_set *s, const char *machine, const char *
 		b = (b + 1) & (s->nbuckets - 1);
 	}
 	k = xcalloc(1, sizeof(*k));
-	k->machine = xstrdup(machine);
-	k->suite = xstrdup(suite);
-	k->params = xstrdup(params);
-	k->variant = xstrdup(variant);
+	k->prefix = p;
+	k->machine = p->machine;
+	k->suite = p->suite;
+	k->params = p->params;
+	k->variant = p->variant;
 	k->metric = xstrdup(metric);
+	k->hash = h;
 	k->direction = direction;
 	if (s->nkeys == s->cap) {
 		s->cap = s->cap ? s->cap * 2 : 256;
@@ -139,8 +170,9 @@ static int key_cmp(const void *a, const void *b)
 	const struct cmp_key *y = *(const struct cmp_key *const *)b;
 	int r;
 
-	if ((r = strcmp(x->machine, y->machine)) || (r = strcmp(x->suite, y->suite)) ||
-	    (r = strcmp(x->params, y->params)) || (r = strcmp(x->variant, y->variant)))
+	if (x->prefix != y->prefix &&
+	    ((r = strcmp(x->machine, y->machine)) || (r = strcmp(x->suite, y->suite)) ||
+	     (r = strcmp(x->params, y->params)) || (r = strcmp(x->variant, y->variant))))
 		return r;
 	return strcmp(x->metric, y->metric);
 }

@@ -8,6 +8,7 @@
 #define KPERF_COMPARE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "direction.h"
 #include "stats.h"
@@ -22,8 +23,17 @@ struct cmp_cell {
 	size_t nruns, runcap;
 };
 
+/* The (machine, suite, params, variant) of keys, held once per set. */
+struct cmp_prefix {
+	char *machine, *suite, *params, *variant; /* params/variant: JSON text */
+	uint64_t hash;                            /* of the four, continued by each metric */
+};
+
 struct cmp_key {
-	char *machine, *suite, *params, *variant, *metric; /* params/variant: JSON text */
+	const char *machine, *suite, *params, *variant; /* the prefix's */
+	char *metric;
+	const struct cmp_prefix *prefix;
+	uint64_t hash;
 	enum direction direction;
 	struct cmp_cell cell[COMPARE_SIDES_MAX];
 };
@@ -44,6 +54,8 @@ struct cmp_set {
 	size_t nbuckets;
 	struct cmp_metric *metrics; /* by id; read once for all sides */
 	size_t nmetrics;
+	struct cmp_prefix **prefixes;
+	size_t nprefixes;
 };
 
 enum verdict { VERDICT_NOISE, VERDICT_CHANGED, VERDICT_IMPROVEMENT, VERDICT_REGRESSION };
@@ -77,6 +89,12 @@ void cmp_set_release(struct cmp_set *s);
 struct cmp_key *cmp_set_key(struct cmp_set *s, const char *machine, const char *suite,
 			    const char *params, const char *variant, const char *metric,
 			    enum direction direction);
+/* The same in two steps, for many metrics of one prefix: the prefix of the
+ * four fields (made when new), then the key of a metric within it. */
+const struct cmp_prefix *cmp_set_prefix(struct cmp_set *s, const char *machine,
+					const char *suite, const char *params, const char *variant);
+struct cmp_key *cmp_set_key_in(struct cmp_set *s, const struct cmp_prefix *p, const char *metric,
+			       enum direction direction);
 
 /* Add one run's values of a key to a side. */
 void cmp_cell_add_run(struct cmp_cell *c, const double *values, size_t n);

@@ -155,6 +155,8 @@ static void add_run(struct cmp_set *set, int side, const struct side_run *run, P
 {
 	int ns = PQntuples(r);
 	double *vals = xcalloc((size_t)ns + 1, sizeof(*vals));
+	const struct cmp_prefix *prefix =
+		cmp_set_prefix(set, run->machine, run->suite, run->params, run->variant);
 
 	for (int i = 0, start = 0; i < ns; i++) {
 		long mid = (long)db_int8(r, i, 0);
@@ -165,9 +167,9 @@ static void add_run(struct cmp_set *set, int side, const struct side_run *run, P
 			continue;
 		if ((m = metric_of(set, mid))) {
 			const char *said = json_string_value(json_object_get(run->dirs, m->name));
-			struct cmp_key *k =
-				cmp_set_key(set, run->machine, run->suite, run->params, run->variant,
-					    m->name, said ? direction_parse(said, m->by_name) : m->direction);
+			struct cmp_key *k = cmp_set_key_in(
+				set, prefix, m->name,
+				said ? direction_parse(said, m->by_name) : m->direction);
 			cmp_cell_add_run(&k->cell[side], vals, (size_t)(i + 1 - start));
 		}
 		start = i + 1;
