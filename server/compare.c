@@ -151,8 +151,11 @@ void cmp_cell_add_run(struct cmp_cell *c, const double *values, size_t n)
 	if (!n)
 		return;
 	if (c->n + n > c->cap) {
+		/* room for a few runs like this one at first: most cells get 3-5 */
+		if (!c->cap)
+			c->cap = n < 2 ? 8 : n <= 64 ? 4 * n : n;
 		while (c->n + n > c->cap)
-			c->cap = c->cap ? c->cap * 2 : 8;
+			c->cap *= 2;
 		c->samples = xrealloc(c->samples, c->cap * sizeof(double));
 	}
 	memcpy(c->samples + c->n, values, n * sizeof(double));
