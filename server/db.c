@@ -26,6 +26,7 @@ struct slot {
 	PGconn *conn;
 	const char *prepared[DB_PREPARED_MAX]; /* statement texts, by identity */
 	int nprepared;
+	int stuck; /* left in pipeline mode: replaced on the next db_get */
 	struct slot *next; /* in the free list */
 };
 
@@ -87,7 +88,7 @@ void db_release(void)
 		return;
 	/* a connection left inside a transaction (a bug or a broken request) is
 	 * not handed to the next request as it is */
-	if (s->conn && PQtransactionStatus(s->conn) != PQTRANS_IDLE)
+	if (s->conn && (s->stuck || PQtransactionStatus(s->conn) != PQTRANS_IDLE))
 		db_drop();
 	mine = NULL;
 	pthread_setspecific(slot_key, NULL);
@@ -140,7 +141,7 @@ static PGconn *slot_connect(struct slot *s)
 {
 	char err[512];
 
-	if (s->conn && PQstatus(s->conn) == CONNECTION_OK)
+	if (s->conn && !s->stuck && PQstatus(s->conn) == CONNECTION_OK)
 		return s->conn;
 	db_drop();
 	s->conn = db_connect(db_conninfo ? db_conninfo : "", err, sizeof(err));
@@ -175,6 +176,7 @@ void db_drop(void)
 		PQfinish(mine->conn);
 	mine->conn = NULL;
 	mine->nprepared = 0;
+	mine->stuck = 0;
 }
 
 static int prepared_index(const char *sql)
@@ -265,8 +267,10 @@ void db_pipeline_end(PGconn *c)
 			break;
 		}
 	}
-	if (PQpipelineStatus(c) != PQ_PIPELINE_OFF)
-		db_drop(); /* broken: no statement may follow on it */
+	/* broken: statements on it fail until db_get replaces it (the caller
+	 * still holds c, to report the failure) */
+	if (PQpipelineStatus(c) != PQ_PIPELINE_OFF && mine && mine->conn == c)
+		mine->stuck = 1;
 }
 
 PGresult *db_exec_batch(PGconn *c, int n, const struct db_stmt *stmts, int keep)

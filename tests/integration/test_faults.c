@@ -138,6 +138,10 @@ Test(faults, eight_clients_two_hundred_runs_each, .timeout = 300)
 	kperfd_stop(&k);
 }
 
+#define TREND_M0                                                                        \
+	"/api/v1/trend?machine=m0&suite=will-it-scale&params=nr_task=0"                 \
+	"&metric=will-it-scale.per_process_ops"
+
 Test(faults, postgres_restart_mid_stream, .timeout = 300)
 {
 	struct pg_cluster pgc;
@@ -159,14 +163,24 @@ Test(faults, postgres_restart_mid_stream, .timeout = 300)
 	cl.stop = &stop;
 	pthread_create(&th, NULL, client_main, &cl);
 	usleep(500000);
+	http_get(&k, TREND_M0, &r); /* its statements prepared on a connection */
+	cr_expect_eq(r.status, 200, "trend before the restart: %ld %s", r.status, r.body);
+	resp_release(&r);
 	cr_assert_eq(pg_cluster_ctl(&pgc, "stop"), 0);
 	http_get(&k, "/healthz", &r);
 	cr_expect_eq(r.status, 503, "healthz with the database down: %ld", r.status);
 	cr_expect_str_eq(r.retry_after, "5");
 	resp_release(&r);
+	http_get(&k, TREND_M0, &r);
+	cr_expect_eq(r.status, 503, "trend with the database down: %ld", r.status);
+	resp_release(&r);
 	usleep(700000);
 	cr_assert_eq(pg_cluster_ctl(&pgc, "start"), 0);
 	usleep(1500000);
+	http_get(&k, TREND_M0, &r); /* after the restart: a fresh connection, prepared anew */
+	cr_expect_eq(r.status, 200, "trend after the restart: %ld %s", r.status, r.body);
+	cr_expect(r.body && strstr(r.body, "\"points\":[{"), "%s", r.body);
+	resp_release(&r);
 	atomic_store(&stop, 1);
 	pthread_join(th, NULL);
 
