@@ -33,7 +33,7 @@ struct slot {
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pool_freed = PTHREAD_COND_INITIALIZER;
 static struct slot *pool_free;
-static int pool_made, pool_size = 8;
+static int pool_made, pool_nfree, pool_size = 8;
 
 static _Thread_local struct slot *mine;
 static pthread_key_t slot_key;
@@ -57,7 +57,8 @@ void db_pool_size(int n)
 }
 
 /* This thread's slot: taken from the free list, made while fewer than
- * pool_size exist, else waited for (or NULL at once when !wait). */
+ * pool_size exist, else waited for. Without waiting (!wait): NULL at once
+ * unless two could be had, so that one is left for the next request. */
 static struct slot *slot_take(int wait)
 {
 	if (mine)
@@ -65,9 +66,12 @@ static struct slot *slot_take(int wait)
 	pthread_mutex_lock(&pool_lock);
 	while (wait && !pool_free && pool_made >= pool_size)
 		pthread_cond_wait(&pool_freed, &pool_lock);
-	if (pool_free) {
+	if (!wait && pool_nfree + (pool_size - pool_made) < 2) {
+		/* none to spare */
+	} else if (pool_free) {
 		mine = pool_free;
 		pool_free = mine->next;
+		pool_nfree--;
 	} else if (pool_made < pool_size) {
 		mine = xcalloc(1, sizeof(*mine));
 		pool_made++;
@@ -95,6 +99,7 @@ void db_release(void)
 	pthread_mutex_lock(&pool_lock);
 	s->next = pool_free;
 	pool_free = s;
+	pool_nfree++;
 	pthread_cond_signal(&pool_freed);
 	pthread_mutex_unlock(&pool_lock);
 }

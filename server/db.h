@@ -22,9 +22,9 @@ void db_pool_size(int n);
  */
 PGconn *db_get(void);
 
-/* db_get without waiting: NULL at once when every connection of the pool is
- * taken (for a second connection of a request, which must not wait for
- * requests that may be waiting for theirs). */
+/* db_get without waiting, for a second connection of a request (which must
+ * not wait for requests that may be waiting for theirs): NULL at once unless
+ * the pool could give two, so one is always left for the next request. */
 PGconn *db_try_get(void);
 
 /* Give the calling thread's connection back to the pool (idle, kept open). */

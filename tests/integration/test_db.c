@@ -2,7 +2,7 @@
  * test_db.c - server/db.c against a real PostgreSQL: statements sent
  * together (pipeline mode), one failing among them, the connection usable
  * after; a second connection taken without waiting, or refused at once when
- * the pool has none to spare.
+ * it would leave the pool none for the next request.
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -107,7 +107,7 @@ static void *try_take(void *arg)
 	return NULL;
 }
 
-Test(db, a_second_connection_only_when_one_is_free)
+Test(db, a_second_connection_only_when_one_is_left_after_it)
 {
 	struct taker t = {NULL};
 	pthread_t th;
@@ -121,14 +121,18 @@ Test(db, a_second_connection_only_when_one_is_free)
 	cr_expect_null(t.got);
 
 	db_pool_size(2);
-	pthread_create(&th, NULL, try_take, &t); /* a second is made */
+	pthread_create(&th, NULL, try_take, &t); /* one could be made: left for others */
+	pthread_join(th, NULL);
+	cr_expect_null(t.got);
+
+	db_pool_size(3);
+	pthread_create(&th, NULL, try_take, &t); /* two could: one is made and given back */
 	pthread_join(th, NULL);
 	cr_expect_not_null(t.got);
 
-	db_release();
-	db_pool_size(1);
+	db_release(); /* both free now, none more to make */
 	t.got = NULL;
-	pthread_create(&th, NULL, try_take, &t); /* one free one, given back above */
+	pthread_create(&th, NULL, try_take, &t);
 	pthread_join(th, NULL);
 	cr_expect_not_null(t.got);
 	db_pool_size(8);
