@@ -1,8 +1,8 @@
 /*
- * compare_load.c - one side of a comparison, read in three statements: its
- * runs, their samples in primary-key order (no sorting or grouping in the
- * server), and the names of metrics no earlier side met; grouping by (run,
- * metric) is done here.
+ * compare_load.c - one side of a comparison: its runs, then each run's
+ * samples in primary-key order (one statement a run; no sorting or grouping
+ * in the server), and the names of metrics no earlier side met; grouping by
+ * (run, metric) is done here, as each run's rows come.
  */
 #include <jansson.h>
 #include <stdlib.h>

@@ -342,12 +342,17 @@ PGresult *db_exec_binary(PGconn *c, const char *sql, int n, const char *const *p
 	return exec_retry(c, sql, n, params, 1);
 }
 
-void db_prefer_index(PGconn *c, int on)
+struct db_stmt db_prefer_index_stmt(int on)
 {
 	static const char off[] = "SELECT set_config('enable_seqscan', 'off', false)";
 	static const char reset[] = "RESET enable_seqscan";
 
-	PQclear(db_exec(c, on ? off : reset, 0, NULL));
+	return (struct db_stmt){on ? off : reset, 0, NULL, 0};
+}
+
+void db_prefer_index(PGconn *c, int on)
+{
+	PQclear(db_exec(c, db_prefer_index_stmt(on).sql, 0, NULL));
 }
 
 PGresult *db_exec_indexed(PGconn *c, const char *sql, int n, const char *const *params)
@@ -365,13 +370,6 @@ int64_t db_int8(const PGresult *r, int row, int col)
 	uint64_t v;
 	memcpy(&v, PQgetvalue(r, row, col), sizeof(v));
 	return (int64_t)be64toh(v);
-}
-
-int32_t db_int4(const PGresult *r, int row, int col)
-{
-	uint32_t v;
-	memcpy(&v, PQgetvalue(r, row, col), sizeof(v));
-	return (int32_t)be32toh(v);
 }
 
 double db_float8(const PGresult *r, int row, int col)

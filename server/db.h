@@ -46,8 +46,8 @@ PGresult *db_exec(PGconn *c, const char *sql, int n, const char *const *params);
 
 /*
  * The same with results in binary format, for statements answering many
- * numbers: read bigint, integer and double precision columns with db_int8,
- * db_int4 and db_float8 (no text to parse).
+ * numbers: read bigint and double precision columns with db_int8 and
+ * db_float8 (no text to parse).
  */
 PGresult *db_exec_binary(PGconn *c, const char *sql, int n, const char *const *params);
 /*
@@ -85,8 +85,9 @@ PGresult *db_exec_batch(PGconn *c, int n, const struct db_stmt *stmts, int keep)
 /* Sequential scans off (on = 1) or back to the configured default (on = 0)
  * for the statements between, as db_exec_indexed does for one. */
 void db_prefer_index(PGconn *c, int on);
+/* The statement db_prefer_index runs, for a pipeline. */
+struct db_stmt db_prefer_index_stmt(int on);
 int64_t db_int8(const PGresult *r, int row, int col);
-int32_t db_int4(const PGresult *r, int row, int col);
 double db_float8(const PGresult *r, int row, int col);
 
 /* 1 when r is COMMAND_OK or TUPLES_OK. */

@@ -184,8 +184,6 @@ static int read_group(PGconn *c, const char *const *params, size_t min_commits,
 		      const struct db_stmt *extra, int nextra, struct trend_group *g,
 		      struct run_ref **runs, PGresult **failed)
 {
-	static const char off[] = "SELECT set_config('enable_seqscan', 'off', false)";
-	static const char reset[] = "RESET enable_seqscan";
 	const char *metric = params[3];
 	const char *sql = metric ? SQL_SAMPLES_METRIC : SQL_SAMPLES_ALL;
 	int np = metric ? 4 : 3;
@@ -193,9 +191,9 @@ static int read_group(PGconn *c, const char *const *params, size_t min_commits,
 
 	if (!min_commits) {
 		struct db_stmt st[4 + TREND_EXTRA_MAX] = {{SQL_RUNS, 3, params, 1},
-							  {off, 0, NULL, 0},
+							  db_prefer_index_stmt(1),
 							  {sql, np, params, 1},
-							  {reset, 0, NULL, 0}};
+							  db_prefer_index_stmt(0)};
 		PGresult *r[4 + TREND_EXTRA_MAX] = {0};
 		int n = 4 + nextra, rc = 0;
 
