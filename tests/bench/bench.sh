@@ -148,9 +148,9 @@ hwm_scale=$(awk '/VmHWM/ { print $2 }' /proc/$kpid/status)
 
 # The load's dirty pages are written out before the reads, so that the
 # checkpointer does not write them during a measured request. The decision
-# worker is still deciding the groups the ingest above posted to (thousands
-# of runs of one release): its queue length is printed, and it runs as it
-# would in a lab that is posting.
+# queue's length is printed: what is left in it then are entries of the
+# ingest's groups (release-only commits) that stay claimed while the worker
+# idles, until the claim expires after 5 minutes.
 settle() {
 	psql_q -c CHECKPOINT >/dev/null
 	echo "(checkpoint done; decision queue: $(psql_q -At -c "SELECT count(*) FROM decision_queue"))"
