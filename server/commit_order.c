@@ -1,11 +1,13 @@
 /*
  * commit_order.c - a topological sort (Kahn's algorithm) in which, among the
  * commits whose parent has already been placed, the earliest comes first:
- * parents found by binary search over the shas, the ready commits kept in a
+ * parents found in a hash table of the shas, the ready commits kept in a
  * binary heap, so a trend of thousands of commits orders in O(n log n).
  */
 #include <stdlib.h>
 #include <string.h>
+
+#include <xxhash.h>
 
 #include "commit_order.h"
 #include "util.h"
@@ -15,14 +17,6 @@ static int earlier(const struct commit_node *a, const struct commit_node *b)
 	if (a->when != b->when)
 		return a->when < b->when;
 	return a->index < b->index;
-}
-
-static int by_sha(const void *a, const void *b, void *arg)
-{
-	const struct commit_node *nodes = arg;
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	int c = strcmp(nodes[x].sha, nodes[y].sha);
-	return c ? c : (x > y) - (x < y);
 }
 
 struct heap {
@@ -59,42 +53,84 @@ static size_t heap_pop(struct heap *h)
 	return top;
 }
 
+/*
+ * The nodes by sha: an open-addressing table of the lowest index of each sha,
+ * and per node the next higher index with the same sha (duplicates are rare
+ * but allowed). Hashing each sha once beats sorting them: a kernel branch's
+ * shas can share long prefixes, which every comparison would walk again.
+ */
+struct sha_index {
+	size_t *slot, mask; /* node index + 1, 0 empty */
+	size_t *next;       /* next node with the same sha, or n */
+};
+
+static size_t sha_hash(const char *s)
+{
+	return (size_t)XXH3_64bits(s, strlen(s));
+}
+
+static void sha_index_build(struct sha_index *x, const struct commit_node *nodes, size_t n)
+{
+	size_t size = 16;
+
+	while (size < 2 * n)
+		size *= 2;
+	x->mask = size - 1;
+	x->slot = xcalloc(size, sizeof(*x->slot));
+	x->next = xmalloc((n ? n : 1) * sizeof(*x->next));
+	for (size_t i = 0; i < n; i++) {
+		size_t h;
+
+		x->next[i] = n;
+		if (!nodes[i].sha)
+			continue;
+		for (h = sha_hash(nodes[i].sha) & x->mask; x->slot[h]; h = (h + 1) & x->mask)
+			if (!strcmp(nodes[x->slot[h] - 1].sha, nodes[i].sha))
+				break;
+		if (!x->slot[h]) {
+			x->slot[h] = i + 1;
+		} else { /* a duplicate: at the end of its chain, in index order */
+			size_t j = x->slot[h] - 1;
+			while (x->next[j] < n)
+				j = x->next[j];
+			x->next[j] = i;
+		}
+	}
+}
+
 /* The first node (lowest index) other than self whose sha is sha, or n. */
-static size_t find_sha(const struct commit_node *nodes, const size_t *sorted, size_t m,
+static size_t find_sha(const struct sha_index *x, const struct commit_node *nodes,
 		       const char *sha, size_t self, size_t n)
 {
-	size_t lo = 0, hi = m;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (strcmp(nodes[sorted[mid]].sha, sha) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
+	for (size_t h = sha_hash(sha) & x->mask; x->slot[h]; h = (h + 1) & x->mask) {
+		size_t j = x->slot[h] - 1;
+		if (strcmp(nodes[j].sha, sha))
+			continue;
+		for (; j < n; j = x->next[j])
+			if (j != self)
+				return j;
+		return n;
 	}
-	for (; lo < m && !strcmp(nodes[sorted[lo]].sha, sha); lo++)
-		if (sorted[lo] != self)
-			return sorted[lo];
 	return n;
 }
 
 void commit_order(struct commit_node *nodes, size_t n)
 {
-	size_t cap = n ? n : 1, m = 0, k = 0;
+	size_t cap = n ? n : 1, k = 0;
 	struct commit_node *out = xmalloc(cap * sizeof(*out));
 	size_t *parent = xmalloc(cap * sizeof(*parent));
-	size_t *sorted = xmalloc(cap * sizeof(*sorted));
+	struct sha_index shas;
 	size_t *first_child = xmalloc((cap + 1) * sizeof(*first_child));
 	size_t *children = xmalloc(cap * sizeof(*children));
 	char *placed = xcalloc(cap, 1);
 	struct heap h = {nodes, xmalloc(cap * sizeof(size_t)), 0};
 
-	for (size_t i = 0; i < n; i++)
-		if (nodes[i].sha)
-			sorted[m++] = i;
-	qsort_r(sorted, m, sizeof(*sorted), by_sha, nodes);
+	sha_index_build(&shas, nodes, n);
 	/* parent[i]: index of i's parent among the nodes, or n */
 	for (size_t i = 0; i < n; i++)
-		parent[i] = nodes[i].parent ? find_sha(nodes, sorted, m, nodes[i].parent, i, n) : n;
+		parent[i] = nodes[i].parent ? find_sha(&shas, nodes, nodes[i].parent, i, n) : n;
+	free(shas.slot);
+	free(shas.next);
 	/* children of each node, grouped (counting sort by parent) */
 	memset(first_child, 0, (cap + 1) * sizeof(*first_child));
 	for (size_t i = 0; i < n; i++)
@@ -133,7 +169,6 @@ void commit_order(struct commit_node *nodes, size_t n)
 	free(h.v);
 	free(out);
 	free(parent);
-	free(sorted);
 	free(first_child);
 	free(children);
 	free(placed);

@@ -81,4 +81,8 @@ const char *http_error_code(int status);
 int http_start(void);
 void http_stop(void);
 
+/* Called every ~0.1 s by the main thread: gives memory freed by computed
+ * answers back to the system once reads have paused (0.2 s). */
+void http_idle(void);
+
 #endif

@@ -100,8 +100,8 @@ static int serve(void)
 	 * default: freeing a compare's results (thousands of libpq blocks) then
 	 * shrank the heap again and again, and the next rows faulted the pages
 	 * back in (a third of a computed compare). The heap keeps 8 MiB free
-	 * at its top; answers kept in the read cache are followed by
-	 * malloc_trim (http.c), which gives the rest back.
+	 * at its top; once computed reads pause, malloc_trim (http_idle)
+	 * gives the rest back.
 	 */
 	mallopt(M_TRIM_THRESHOLD, 8 * 1024 * 1024);
 	c = open_migrated();
@@ -143,7 +143,13 @@ static int serve(void)
 		if (!f || fprintf(f, "%d\n", port) < 0 || fclose(f) || rename(tmp, cfg.port_file))
 			die("cannot write port file \"%s\"", cfg.port_file);
 	}
-	sigwait(&set, &sig);
+	for (;;) { /* signals, and every 0.1 s the idle work */
+		const struct timespec tick = {0, 100 * 1000 * 1000};
+		sig = sigtimedwait(&set, NULL, &tick);
+		if (sig > 0)
+			break;
+		http_idle();
+	}
 	log_info("%s received, stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
 	http_stop();
 	mailer_stop();
