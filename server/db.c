@@ -357,12 +357,10 @@ void db_prefer_index(PGconn *c, int on)
 
 PGresult *db_exec_indexed(PGconn *c, const char *sql, int n, const char *const *params)
 {
-	PGresult *r;
+	const struct db_stmt st[3] = {db_prefer_index_stmt(1), {sql, n, params, 1},
+				      db_prefer_index_stmt(0)};
 
-	db_prefer_index(c, 1);
-	r = db_exec_binary(c, sql, n, params);
-	db_prefer_index(c, 0);
-	return r;
+	return db_exec_batch(c, 3, st, 1); /* one round trip */
 }
 
 int64_t db_int8(const PGresult *r, int row, int col)

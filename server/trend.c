@@ -1,27 +1,28 @@
 /*
- * trend.c - trend histories: the runs of the key group and their commits,
- * ordered once (commit_order), and the group's samples read in (metric, run,
- * iteration) order from the key-group index, cut into points.
+ * trend.c - trend histories: the runs of the key group and their commits
+ * (commit_cache), ordered once (commit_order), and the group's samples read
+ * in (metric, run, iteration) order from the key-group index, cut into points.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
+#include "commit_cache.h"
 #include "commit_order.h"
 #include "db.h"
 #include "trend.h"
 #include "util.h"
 
 /*
- * The group's valid runs with their commits (binary: ids and times as
- * integers, no text to parse; times are PostgreSQL's, microseconds since
- * 2000-01-01 UTC), in no order: sorted here. Reading the commits apart, by
- * id, took longer (2,000 primary-key probes: 3.7-5.5 ms against 3.3-5.6 ms
- * for both together).
+ * The group's valid runs (binary: ids and times as integers, no text to
+ * parse; times are PostgreSQL's, microseconds since 2000-01-01 UTC), in no
+ * order: sorted here. Their commits come from commit_cache.c: joining the
+ * runs with commits here cost ~1.5 ms of the database's time per 2,000 runs
+ * (a hash of every commit), once per request.
  */
 static const char SQL_RUNS[] =
-	"SELECT r.id, r.commit_id, r.received_at, r.run_id, c.sha, c.parent_sha, c.release,"
-	" c.subject, c.committed_at FROM run r JOIN commits c ON c.id = r.commit_id"
+	"SELECT r.id, r.commit_id, r.received_at, r.run_id FROM run r"
 	" WHERE r.machine_id = $1 AND r.test_id = $2 AND r.variant_id = $3 AND r.valid";
 
 /*
@@ -41,23 +42,18 @@ static const char SQL_RUNS[] =
 static const char SQL_SAMPLES_METRIC[] = SQL_SAMPLES_OF(" AND s.metric_id = $4");
 static const char SQL_SAMPLES_ALL[] = SQL_SAMPLES_OF("");
 
-enum { RUN_ID, RUN_COMMIT, RUN_RECEIVED, RUN_RUN_ID, C_SHA, C_PARENT, C_RELEASE, C_SUBJECT,
-       C_COMMITTED };
+enum { RUN_ID, RUN_COMMIT, RUN_RECEIVED, RUN_RUN_ID };
 
 /* PostgreSQL's epoch (2000-01-01) in Unix seconds */
 #define PG_EPOCH_UNIX 946684800LL
 
 struct run_ref {
-	long id, commit;  /* run.id, commits.id */
-	int64_t received; /* PostgreSQL microseconds */
-	int row;          /* in the result */
-	size_t rank;      /* its commit's rank in commit order */
+	long id, commit;                /* run.id, commits.id */
+	int64_t received;               /* PostgreSQL microseconds */
+	int row;                        /* in the result */
+	size_t rank;                    /* its commit's rank in commit order */
+	const struct commit_info *info; /* its commit */
 };
-
-static const char *opt(PGresult *r, int row, int col)
-{
-	return PQgetisnull(r, row, col) ? NULL : PQgetvalue(r, row, col);
-}
 
 static int run_cmp(const void *a, const void *b)
 {
@@ -80,8 +76,158 @@ static int64_t unix_seconds(int64_t pg_us)
 	return pg_us / 1000000 - (pg_us % 1000000 < 0) + PG_EPOCH_UNIX;
 }
 
-/* The group's runs, sorted by id. */
-static struct run_ref *read_runs(PGresult *r, size_t *nruns)
+/*
+ * The commits of the runs in commit order (g->commits, their dates in
+ * g->dates) and each run's rank. A commit's date for ordering is its commit
+ * date, else the first arrival of its runs.
+ */
+static void order_commits(struct trend_group *g, struct run_ref *runs, size_t n)
+{
+	struct run_ref **by = xcalloc(n + 1, sizeof(*by)); /* by commit, then run */
+	struct commit_node *nodes = xcalloc(n + 1, sizeof(*nodes));
+	size_t *first = xcalloc(n + 1, sizeof(*first)); /* per commit: its first in by[] */
+	size_t nc = 0;
+
+	for (size_t i = 0; i < n; i++)
+		by[i] = &runs[i];
+	qsort(by, n, sizeof(*by), commit_cmp);
+	for (size_t i = 0; i < n; i++) {
+		const struct commit_info *ci = by[i]->info;
+		if (i && by[i]->commit == by[i - 1]->commit) {
+			/* the runs of a commit come in id order; the first to arrive
+			 * is not always the first made */
+			if (!ci->has_date && (double)by[i]->received / 1e6 < nodes[nc - 1].when)
+				nodes[nc - 1].when = (double)by[i]->received / 1e6;
+			continue;
+		}
+		first[nc] = i;
+		nodes[nc].sha = ci->sha;
+		nodes[nc].parent = ci->parent;
+		nodes[nc].when = (double)(ci->has_date ? ci->committed : by[i]->received) / 1e6;
+		nodes[nc].index = nc;
+		nc++;
+	}
+	commit_order(nodes, nc);
+	g->ncommits = nc;
+	g->commits = xcalloc(nc + 1, sizeof(*g->commits));
+	g->dates = xcalloc(nc + 1, sizeof(*g->dates));
+	for (size_t k = 0; k < nc; k++) {
+		size_t f = first[nodes[k].index];
+		const struct commit_info *ci = by[f]->info;
+		struct trend_commit *tc = &g->commits[k];
+
+		tc->id = by[f]->commit;
+		tc->sha = ci->sha;
+		tc->parent = ci->parent;
+		tc->release = ci->release;
+		tc->subject = ci->subject;
+		if (ci->has_date) {
+			format_utc(unix_seconds(ci->committed), g->dates[k]);
+			tc->date = g->dates[k];
+		}
+		for (size_t i = f; i < n && by[i]->commit == tc->id; i++)
+			by[i]->rank = k;
+	}
+	free(first);
+	free(nodes);
+	free(by);
+}
+
+static int info_cmp(const void *a, const void *b)
+{
+	long x = ((const struct commit_info *)a)->id, y = ((const struct commit_info *)b)->id;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The commits of r (COMMIT_CACHE_COLUMNS) that the cache had no room for,
+ * as the request's own (pointing into r, which g keeps), sorted by id.
+ */
+static void own_commits(struct trend_group *g, PGresult *r)
+{
+	size_t n = (size_t)PQntuples(r);
+
+	g->own = xcalloc(n + 1, sizeof(*g->own));
+	for (size_t i = 0; i < n; i++) {
+		struct commit_info *e = &g->own[i];
+		int row = (int)i;
+
+		e->id = (long)db_int8(r, row, 0);
+		e->sha = PQgetisnull(r, row, 1) ? NULL : PQgetvalue(r, row, 1);
+		e->parent = PQgetisnull(r, row, 2) ? NULL : PQgetvalue(r, row, 2);
+		e->release = PQgetisnull(r, row, 3) ? NULL : PQgetvalue(r, row, 3);
+		e->subject = PQgetisnull(r, row, 4) ? NULL : PQgetvalue(r, row, 4);
+		e->has_date = !PQgetisnull(r, row, 5);
+		e->committed = e->has_date ? db_int8(r, row, 5) : 0;
+	}
+	qsort(g->own, n, sizeof(*g->own), info_cmp);
+	g->nown = n;
+	g->commits_res = r;
+}
+
+/*
+ * Each run's commit from the cache; 1 when some are not kept (read them
+ * with read_commits once the connection is free).
+ */
+static int find_commits(struct trend_group *g, struct run_ref *runs, size_t n)
+{
+	long *ids = xcalloc(n + 1, sizeof(*ids));
+	const struct commit_info **info = xcalloc(n + 1, sizeof(*info));
+	size_t missing;
+
+	for (size_t i = 0; i < n; i++)
+		ids[i] = runs[i].commit;
+	missing = commit_cache_find(g->gen, ids, n, info);
+	for (size_t i = 0; i < n; i++) {
+		if (!info[i] && g->nown) { /* kept by this request */
+			struct commit_info key = {.id = ids[i]};
+			info[i] = bsearch(&key, g->own, g->nown, sizeof(*g->own), info_cmp);
+			missing -= info[i] != NULL;
+		}
+		runs[i].info = info[i];
+	}
+	free(ids);
+	free(info);
+	return missing > 0;
+}
+
+/* Read the commits of runs that the cache lacks, and keep them; 0, or -1 with *failed. */
+static int read_commits(PGconn *c, struct trend_group *g, struct run_ref *runs, size_t n,
+			PGresult **failed)
+{
+	struct buf a = BUF_INIT;
+	const char *params[1];
+	PGresult *r;
+
+	buf_putc(&a, '{');
+	for (size_t i = 0; i < n; i++)
+		if (!runs[i].info)
+			buf_printf(&a, "%s%ld", a.len > 1 ? "," : "", runs[i].commit);
+	buf_putc(&a, '}');
+	params[0] = buf_str(&a);
+	r = db_exec_binary(c, COMMIT_CACHE_SQL_BY_ID, 1, params);
+	buf_release(&a);
+	if (!db_ok(r)) {
+		*failed = r;
+		return -1;
+	}
+	commit_cache_add(g->gen, r);
+	if (find_commits(g, runs, n) && !g->own) { /* no room in the cache */
+		own_commits(g, r);
+		find_commits(g, runs, n);
+	} else {
+		PQclear(r);
+	}
+	return 0;
+}
+
+/*
+ * The group's runs, sorted by id, with their commits (a run whose commit is
+ * gone is left out), from the epoch's and the runs' results; *missing when
+ * some commits must still be read (read_commits).
+ */
+static struct run_ref *read_runs(struct trend_group *g, PGresult *epoch, PGresult *r,
+				 size_t *nruns, int *missing)
 {
 	size_t n = (size_t)PQntuples(r);
 	struct run_ref *runs = xcalloc(n + 1, sizeof(*runs));
@@ -94,69 +240,20 @@ static struct run_ref *read_runs(PGresult *r, size_t *nruns)
 	}
 	qsort(runs, n, sizeof(*runs), run_cmp);
 	*nruns = n;
+	g->gen = commit_cache_take(PQntuples(epoch) ? db_int8(epoch, 0, 0) : -1);
+	*missing = find_commits(g, runs, n);
 	return runs;
 }
 
-/*
- * The commits of the runs in commit order (g->commits, their dates in
- * g->dates) and each run's rank. A commit's date for ordering is its commit
- * date, else the first arrival of its runs.
- */
-static void order_commits(struct trend_group *g, struct run_ref *runs, size_t n)
+/* Leave out the runs without a commit (deleted since); the count left. */
+static size_t drop_orphans(struct run_ref *runs, size_t n)
 {
-	PGresult *r = g->runs_res;
-	struct run_ref **by = xcalloc(n + 1, sizeof(*by)); /* by commit, then run */
-	struct commit_node *nodes = xcalloc(n + 1, sizeof(*nodes));
-	size_t *first = xcalloc(n + 1, sizeof(*first)); /* per commit: its first in by[] */
-	size_t nc = 0;
+	size_t k = 0;
 
 	for (size_t i = 0; i < n; i++)
-		by[i] = &runs[i];
-	qsort(by, n, sizeof(*by), commit_cmp);
-	for (size_t i = 0; i < n; i++) {
-		int row = by[i]->row;
-		if (i && by[i]->commit == by[i - 1]->commit) {
-			/* the runs of a commit come in id order; the first to arrive
-			 * is not always the first made */
-			if (PQgetisnull(r, row, C_COMMITTED) &&
-			    (double)by[i]->received / 1e6 < nodes[nc - 1].when)
-				nodes[nc - 1].when = (double)by[i]->received / 1e6;
-			continue;
-		}
-		first[nc] = i;
-		nodes[nc].sha = opt(r, row, C_SHA);
-		nodes[nc].parent = opt(r, row, C_PARENT);
-		nodes[nc].when = (double)(PQgetisnull(r, row, C_COMMITTED)
-						  ? by[i]->received
-						  : db_int8(r, row, C_COMMITTED)) /
-				 1e6;
-		nodes[nc].index = nc;
-		nc++;
-	}
-	commit_order(nodes, nc);
-	g->ncommits = nc;
-	g->commits = xcalloc(nc + 1, sizeof(*g->commits));
-	g->dates = xcalloc(nc + 1, sizeof(*g->dates));
-	for (size_t k = 0; k < nc; k++) {
-		size_t f = first[nodes[k].index];
-		int row = by[f]->row;
-		struct trend_commit *tc = &g->commits[k];
-
-		tc->id = by[f]->commit;
-		tc->sha = opt(r, row, C_SHA);
-		tc->parent = opt(r, row, C_PARENT);
-		tc->release = opt(r, row, C_RELEASE);
-		tc->subject = opt(r, row, C_SUBJECT);
-		if (!PQgetisnull(r, row, C_COMMITTED)) {
-			format_utc(unix_seconds(db_int8(r, row, C_COMMITTED)), g->dates[k]);
-			tc->date = g->dates[k];
-		}
-		for (size_t i = f; i < n && by[i]->commit == tc->id; i++)
-			by[i]->rank = k;
-	}
-	free(first);
-	free(nodes);
-	free(by);
+		if (runs[i].info)
+			runs[k++] = runs[i];
+	return k;
 }
 
 /* The statements' results into g->extra_res; 0, or -1 with *failed. */
@@ -175,41 +272,45 @@ static int read_extra(PGconn *c, const struct db_stmt *extra, int nextra, struct
 }
 
 /*
- * The runs, then the samples, then the extra statements, sent together when
- * every history is wanted (min_commits 0): PostgreSQL reads the samples
- * while the commits are put in order here. Else the samples only once the
- * commits are known to be enough. 0, or -1 with *failed.
+ * The commit epoch and the runs, then the samples, then the extra
+ * statements, sent together when every history is wanted (min_commits 0):
+ * PostgreSQL reads the samples while the commits are put in order here
+ * (when the cache knows them all). Else the samples only once the commits
+ * are known to be enough. 0, or -1 with *failed; *nruns runs in *runs.
  */
 static int read_group(PGconn *c, const char *const *params, size_t min_commits,
 		      const struct db_stmt *extra, int nextra, struct trend_group *g,
-		      struct run_ref **runs, PGresult **failed)
+		      struct run_ref **runs, size_t *nruns, PGresult **failed)
 {
 	const char *metric = params[3];
 	const char *sql = metric ? SQL_SAMPLES_METRIC : SQL_SAMPLES_ALL;
-	int np = metric ? 4 : 3;
-	size_t nruns = 0;
+	int np = metric ? 4 : 3, missing = 0;
+	PGresult *epoch;
 
 	if (!min_commits) {
-		struct db_stmt st[4 + TREND_EXTRA_MAX] = {{SQL_RUNS, 3, params, 1},
+		struct db_stmt st[5 + TREND_EXTRA_MAX] = {{COMMIT_CACHE_SQL_EPOCH, 0, NULL, 1},
+							  {SQL_RUNS, 3, params, 1},
 							  db_prefer_index_stmt(1),
 							  {sql, np, params, 1},
 							  db_prefer_index_stmt(0)};
-		PGresult *r[4 + TREND_EXTRA_MAX] = {0};
-		int n = 4 + nextra, rc = 0;
+		PGresult *r[5 + TREND_EXTRA_MAX] = {0};
+		int n = 5 + nextra, rc = 0;
 
 		for (int i = 0; i < nextra; i++)
-			st[4 + i] = extra[i];
+			st[5 + i] = extra[i];
 		if (db_pipeline_send(c, n, st)) {
 			*failed = PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
 			return -1;
 		}
 		r[0] = db_pipeline_next(c);
-		if (db_ok(r[0])) {
-			*runs = read_runs(r[0], &nruns);
-			g->runs_res = r[0];
-			order_commits(g, *runs, nruns);
+		r[1] = db_pipeline_next(c);
+		if (db_ok(r[0]) && db_ok(r[1])) {
+			*runs = read_runs(g, r[0], r[1], nruns, &missing);
+			g->runs_res = r[1];
+			if (!missing)
+				order_commits(g, *runs, *nruns);
 		}
-		for (int i = 1; i < n; i++)
+		for (int i = 2; i < n; i++)
 			r[i] = db_pipeline_next(c);
 		db_pipeline_end(c);
 		for (int i = 0; i < n && !rc; i++)
@@ -218,22 +319,39 @@ static int read_group(PGconn *c, const char *const *params, size_t min_commits,
 				r[i] = NULL;
 				rc = -1;
 			}
-		g->runs_res = r[0];
-		g->samples_res = r[2];
-		PQclear(r[1]);
-		PQclear(r[3]);
+		g->runs_res = r[1];
+		g->samples_res = r[3];
+		PQclear(r[0]);
+		PQclear(r[2]);
+		PQclear(r[4]);
 		for (int i = 0; i < nextra; i++)
-			g->extra_res[i] = r[4 + i];
-		return rc;
+			g->extra_res[i] = r[5 + i];
+		if (rc || !missing)
+			return rc;
+		if (read_commits(c, g, *runs, *nruns, failed))
+			return -1;
+		*nruns = drop_orphans(*runs, *nruns);
+		order_commits(g, *runs, *nruns);
+		return 0;
+	}
+	epoch = db_exec_binary(c, COMMIT_CACHE_SQL_EPOCH, 0, NULL); /* before the commits */
+	if (!db_ok(epoch)) {
+		*failed = epoch;
+		return -1;
 	}
 	g->runs_res = db_exec_binary(c, SQL_RUNS, 3, params);
 	if (!db_ok(g->runs_res)) {
+		PQclear(epoch);
 		*failed = g->runs_res;
 		g->runs_res = NULL;
 		return -1;
 	}
-	*runs = read_runs(g->runs_res, &nruns);
-	order_commits(g, *runs, nruns);
+	*runs = read_runs(g, epoch, g->runs_res, nruns, &missing);
+	PQclear(epoch);
+	if (missing && read_commits(c, g, *runs, *nruns, failed))
+		return -1;
+	*nruns = drop_orphans(*runs, *nruns);
+	order_commits(g, *runs, *nruns);
 	if (g->ncommits >= min_commits) { /* else too short a history: no trends */
 		g->samples_res = db_exec_indexed(c, sql, np, params);
 		if (!db_ok(g->samples_res)) {
@@ -251,14 +369,13 @@ int trend_load(PGconn *c, const char *machine_id, const char *test_id, const cha
 {
 	const char *params[4] = {machine_id, test_id, variant_id, metric_id};
 	struct run_ref *runs = NULL;
-	size_t nruns;
+	size_t nruns = 0;
 	int ns;
 
 	memset(g, 0, sizeof(*g));
 	*failed = NULL;
-	if (read_group(c, params, min_commits, extra, nextra, g, &runs, failed))
+	if (read_group(c, params, min_commits, extra, nextra, g, &runs, &nruns, failed))
 		goto fail;
-	nruns = (size_t)PQntuples(g->runs_res);
 
 	ns = g->samples_res ? PQntuples(g->samples_res) : 0;
 	for (int i = 0; i < ns;) {
@@ -325,6 +442,9 @@ void trend_release(struct trend_group *g)
 	free(g->trends);
 	free(g->commits);
 	free(g->dates);
+	free(g->own);
+	commit_cache_put(g->gen);
+	PQclear(g->commits_res);
 	PQclear(g->runs_res);
 	PQclear(g->samples_res);
 	for (int i = 0; i < TREND_EXTRA_MAX; i++)

@@ -32,8 +32,15 @@ struct trend {
 
 #define TREND_EXTRA_MAX 2
 
+struct commit_gen;
+struct commit_info;
+
 struct trend_group {
 	PGresult *runs_res, *samples_res;
+	struct commit_gen *gen;   /* the commit cache's generation, held */
+	struct commit_info *own;  /* commits the cache had no room for, by id */
+	size_t nown;
+	PGresult *commits_res;    /* their strings */
 	PGresult *extra_res[TREND_EXTRA_MAX]; /* of trend_load's extra statements */
 	struct trend_commit *commits; /* in commit order */
 	char (*dates)[24];            /* their commit dates, for trend_commit.date */

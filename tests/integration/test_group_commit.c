@@ -261,7 +261,7 @@ Test(group_commit, migration_005_moves_older_samples_into_their_months, .timeout
 	PQfinish(c);
 
 	kperfd_restart(&k);
-	cr_expect_eq(harness_count(&k, "SELECT max(version) FROM schema_migrations"), 8);
+	cr_expect_eq(harness_count(&k, "SELECT max(version) FROM schema_migrations"), 9);
 	/* 006: the queue's touched_at; 007: new run documents compressed with lz4 */
 	cr_expect_eq(harness_count(&k, "SELECT count(*) FROM information_schema.columns"
 				       " WHERE table_name = 'decision_queue' AND column_name = 'touched_at'"),
@@ -285,6 +285,14 @@ Test(group_commit, migration_005_moves_older_samples_into_their_months, .timeout
 	cr_expect_eq(harness_count(&k, "SELECT count(*) FROM sample s JOIN key_group g"
 				       " ON g.id = s.key_group_id AND g.machine_id = 1"),
 		     5);
+	/* 009: the commit epoch moves with a shown field (subject), not with others */
+	cr_expect_eq(harness_count(&k, "SELECT n FROM commit_epoch"), 0);
+	c = harness_db(&k);
+	exec_ok(c, "UPDATE commits SET author = 'A U Thor' WHERE id = 1");
+	cr_expect_eq(harness_count(&k, "SELECT n FROM commit_epoch"), 0);
+	exec_ok(c, "UPDATE commits SET subject = 'mm: old' WHERE id = 1");
+	cr_expect_eq(harness_count(&k, "SELECT n FROM commit_epoch"), 1);
+	PQfinish(c);
 	/* and reads find them: the trend of old.ops has one point with 5 samples */
 	http_get(&k, "/api/v1/trend?machine=old-m&suite=will-it-scale&metric=old.ops", &r);
 	cr_expect_eq(r.status, 200, "%ld %s", r.status, r.body);

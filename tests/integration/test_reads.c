@@ -376,3 +376,52 @@ Test(reads, a_trend_is_its_key_group_in_commit_order)
 		     42);
 	json_decref(j);
 }
+
+#define TSHA3 "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb3"
+#define TSHA4 "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb4"
+
+static json_t *late_points(json_t **j)
+{
+	*j = get_json("/api/v1/trend?machine=tlate&suite=trendorder&metric=tl.x", 200);
+	return json_object_get(json_array_get(json_object_get(*j, "series"), 0), "points");
+}
+
+/* kperfd keeps the commits it has shown (commit_cache.c): a commit told more
+ * later, through kperfd or straight in the database (another kperfd), shows
+ * as it is now, in the order its new parent gives. */
+Test(reads, a_trend_shows_its_commits_as_they_are_now)
+{
+	json_t *j, *pts;
+	PGconn *c;
+
+	post_trend_run("tl-a", "tlate", "\"commit\":\"" TSHA3 "\"", "\"tl.x\":[1]");
+	post_trend_run("tl-b", "tlate", "\"commit\":\"" TSHA4 "\"", "\"tl.x\":[2]");
+	pts = late_points(&j);
+	cr_assert_eq(json_array_size(pts), 2, "%s", json_dumps(pts, 0));
+	cr_expect_str_eq(point_str(json_array_get(pts, 0), "commit"), TSHA3);
+	cr_expect(json_is_null(json_object_get(json_array_get(pts, 0), "subject")));
+	cr_expect(json_is_null(json_object_get(json_array_get(pts, 0), "parent")));
+	json_decref(j);
+
+	post("/api/v1/commits",
+	     "[{\"sha\":\"" TSHA3 "\",\"parent\":\"" TSHA4 "\",\"subject\":\"mm: late\","
+	     "\"date\":\"2021-01-02T03:04:05Z\"}]",
+	     201);
+	pts = late_points(&j);
+	cr_assert_eq(json_array_size(pts), 2, "%s", json_dumps(pts, 0));
+	cr_expect_str_eq(point_str(json_array_get(pts, 0), "commit"), TSHA4);
+	cr_expect_str_eq(point_str(json_array_get(pts, 1), "commit"), TSHA3);
+	cr_expect_str_eq(point_str(json_array_get(pts, 1), "subject"), "mm: late");
+	cr_expect_str_eq(point_str(json_array_get(pts, 1), "parent"), TSHA4);
+	cr_expect_str_eq(point_str(json_array_get(pts, 1), "date"), "2021-01-02T03:04:05Z");
+	json_decref(j);
+
+	c = harness_db(&K);
+	PQclear(PQexec(c, "UPDATE commits SET subject = 'mm: later', release = 'v5.11-rc1'"
+			  " WHERE sha = '" TSHA3 "'"));
+	PQfinish(c);
+	pts = late_points(&j);
+	cr_expect_str_eq(point_str(json_array_get(pts, 1), "subject"), "mm: later");
+	cr_expect_str_eq(point_str(json_array_get(pts, 1), "release"), "v5.11-rc1");
+	json_decref(j);
+}

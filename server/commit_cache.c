@@ -1,0 +1,202 @@
+/*
+ * commit_cache.c - commits' shown fields by id, one generation per commit
+ * epoch (see commit_cache.h). A generation only grows: its entries and
+ * strings sit in chunks that never move, so pointers handed out stay valid
+ * until its last holder puts it back.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commit_cache.h"
+#include "db.h"
+#include "limits.h"
+#include "util.h"
+
+const char COMMIT_CACHE_SQL_EPOCH[] = "SELECT n FROM commit_epoch";
+const char COMMIT_CACHE_SQL_BY_ID[] =
+	"SELECT " COMMIT_CACHE_COLUMNS " FROM commits WHERE id = ANY($1::bigint[])";
+
+#define ENTRY_CHUNK 1024
+#define TEXT_CHUNK (64 * 1024)
+
+struct chunk {
+	struct chunk *next;
+	size_t used, cap;
+	char data[];
+};
+
+struct commit_gen {
+	int64_t epoch;
+	int refs;                  /* holders, + 1 while current */
+	struct commit_info **slot; /* open addressing by id */
+	size_t mask, len;
+	struct chunk *entries, *text;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct commit_gen *current;
+
+static struct commit_gen *gen_new(int64_t epoch)
+{
+	struct commit_gen *g = xcalloc(1, sizeof(*g));
+
+	g->epoch = epoch;
+	g->refs = 1;
+	g->mask = 1023;
+	g->slot = xcalloc(g->mask + 1, sizeof(*g->slot));
+	return g;
+}
+
+static void chunks_free(struct chunk *c)
+{
+	while (c) {
+		struct chunk *next = c->next;
+		free(c);
+		c = next;
+	}
+}
+
+/* Drop a reference; the caller holds lock. */
+static void gen_unref(struct commit_gen *g)
+{
+	if (--g->refs)
+		return;
+	chunks_free(g->entries);
+	chunks_free(g->text);
+	free(g->slot);
+	free(g);
+}
+
+struct commit_gen *commit_cache_take(int64_t epoch)
+{
+	struct commit_gen *g;
+
+	pthread_mutex_lock(&lock);
+	if (current && current->epoch == epoch) {
+		g = current;
+	} else if (current && current->epoch > epoch) {
+		g = gen_new(epoch); /* its own: not shared, not kept */
+		g->refs = 0;
+	} else {
+		if (current)
+			gen_unref(current);
+		current = g = gen_new(epoch); /* its reference as current */
+	}
+	g->refs++;
+	pthread_mutex_unlock(&lock);
+	return g;
+}
+
+void commit_cache_put(struct commit_gen *g)
+{
+	if (!g)
+		return;
+	pthread_mutex_lock(&lock);
+	gen_unref(g);
+	pthread_mutex_unlock(&lock);
+}
+
+static size_t id_hash(long id)
+{
+	uint64_t x = (uint64_t)id * 0x9e3779b97f4a7c15ull;
+	return (size_t)(x ^ (x >> 29));
+}
+
+static struct commit_info *lookup(const struct commit_gen *g, long id)
+{
+	for (size_t h = id_hash(id) & g->mask; g->slot[h]; h = (h + 1) & g->mask)
+		if (g->slot[h]->id == id)
+			return g->slot[h];
+	return NULL;
+}
+
+size_t commit_cache_find(struct commit_gen *g, const long *ids, size_t n,
+			 const struct commit_info **out)
+{
+	size_t missing = 0;
+
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < n; i++)
+		missing += !(out[i] = lookup(g, ids[i]));
+	pthread_mutex_unlock(&lock);
+	return missing;
+}
+
+/* Room for size bytes in a chunk list (a chunk of its own when large). */
+static void *chunk_alloc(struct chunk **list, size_t size, size_t chunk_size)
+{
+	struct chunk *c = *list;
+
+	size = (size + 7) & ~(size_t)7;
+	if (!c || c->cap - c->used < size) {
+		size_t cap = size > chunk_size ? size : chunk_size;
+		c = xmalloc(sizeof(*c) + cap);
+		c->used = 0;
+		c->cap = cap;
+		c->next = *list;
+		*list = c;
+	}
+	c->used += size;
+	return c->data + c->used - size;
+}
+
+static const char *text_copy(struct commit_gen *g, const PGresult *r, int row, int col)
+{
+	size_t len;
+	char *s;
+
+	if (PQgetisnull(r, row, col))
+		return NULL;
+	len = (size_t)PQgetlength(r, row, col);
+	s = chunk_alloc(&g->text, len + 1, TEXT_CHUNK);
+	memcpy(s, PQgetvalue(r, row, col), len);
+	s[len] = '\0';
+	return s;
+}
+
+static void grow(struct commit_gen *g)
+{
+	size_t cap = (g->mask + 1) * 2;
+	struct commit_info **slot = xcalloc(cap, sizeof(*slot));
+
+	for (size_t i = 0; i <= g->mask; i++) {
+		size_t h;
+		if (!g->slot[i])
+			continue;
+		for (h = id_hash(g->slot[i]->id) & (cap - 1); slot[h]; h = (h + 1) & (cap - 1))
+			;
+		slot[h] = g->slot[i];
+	}
+	free(g->slot);
+	g->slot = slot;
+	g->mask = cap - 1;
+}
+
+void commit_cache_add(struct commit_gen *g, const PGresult *r)
+{
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < PQntuples(r) && g->len < LIMIT_COMMIT_CACHE; i++) {
+		long id = (long)db_int8(r, i, 0);
+		struct commit_info *e;
+		size_t h;
+
+		if (lookup(g, id))
+			continue;
+		if (2 * (g->len + 1) > g->mask + 1)
+			grow(g);
+		e = chunk_alloc(&g->entries, sizeof(*e), ENTRY_CHUNK * sizeof(*e));
+		e->id = id;
+		e->sha = text_copy(g, r, i, 1);
+		e->parent = text_copy(g, r, i, 2);
+		e->release = text_copy(g, r, i, 3);
+		e->subject = text_copy(g, r, i, 4);
+		e->has_date = !PQgetisnull(r, i, 5);
+		e->committed = e->has_date ? db_int8(r, i, 5) : 0;
+		for (h = id_hash(id) & g->mask; g->slot[h]; h = (h + 1) & g->mask)
+			;
+		g->slot[h] = e;
+		g->len++;
+	}
+	pthread_mutex_unlock(&lock);
+}
