@@ -71,16 +71,8 @@ static void put_point(struct buf *b, const struct trend_point *p)
 	const struct trend_commit *c = p->commit;
 	struct num_memo m = {0};
 
-	buf_puts(b, "{\"commit\":");
-	jsonw_str(b, c->sha);
-	buf_puts(b, ",\"parent\":");
-	jsonw_str(b, c->parent);
-	buf_puts(b, ",\"release\":");
-	jsonw_str(b, c->release);
-	buf_puts(b, ",\"subject\":");
-	jsonw_str(b, c->subject);
-	buf_puts(b, ",\"date\":");
-	jsonw_str(b, c->date);
+	buf_putc(b, '{');
+	buf_append(b, c->json, c->json_len); /* "commit" .. "date", made once per commit */
 	buf_printf(b, ",\"n\":%zu,\"mean\":", p->n);
 	put_num(b, stats_mean(p->samples, p->n), &m);
 	buf_puts(b, ",\"stddev\":");

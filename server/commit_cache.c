@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "commit_cache.h"
 #include "db.h"
+#include "jsonw.h"
 #include "limits.h"
 #include "util.h"
 
@@ -141,18 +143,45 @@ static void *chunk_alloc(struct chunk **list, size_t size, size_t chunk_size)
 	return c->data + c->used - size;
 }
 
-static const char *text_copy(struct commit_gen *g, const PGresult *r, int row, int col)
+/* A NUL-terminated copy of len bytes at p, in g's text. */
+static const char *text_of(struct commit_gen *g, const char *p, size_t len)
 {
-	size_t len;
-	char *s;
+	char *s = chunk_alloc(&g->text, len + 1, TEXT_CHUNK);
 
-	if (PQgetisnull(r, row, col))
-		return NULL;
-	len = (size_t)PQgetlength(r, row, col);
-	s = chunk_alloc(&g->text, len + 1, TEXT_CHUNK);
-	memcpy(s, PQgetvalue(r, row, col), len);
+	memcpy(s, p, len);
 	s[len] = '\0';
 	return s;
+}
+
+static const char *text_copy(struct commit_gen *g, const PGresult *r, int row, int col)
+{
+	if (PQgetisnull(r, row, col))
+		return NULL;
+	return text_of(g, PQgetvalue(r, row, col), (size_t)PQgetlength(r, row, col));
+}
+
+/* PostgreSQL's epoch (2000-01-01) in Unix seconds */
+#define PG_EPOCH_UNIX 946684800LL
+
+void commit_cache_json(struct buf *b, const struct commit_info *e)
+{
+	buf_puts(b, "\"commit\":");
+	jsonw_str(b, e->sha);
+	buf_puts(b, ",\"parent\":");
+	jsonw_str(b, e->parent);
+	buf_puts(b, ",\"release\":");
+	jsonw_str(b, e->release);
+	buf_puts(b, ",\"subject\":");
+	jsonw_str(b, e->subject);
+	buf_puts(b, ",\"date\":");
+	if (e->has_date) {
+		char date[24];
+		int64_t us = e->committed; /* whole seconds, rounded down */
+		format_utc(us / 1000000 - (us % 1000000 < 0) + PG_EPOCH_UNIX, date);
+		jsonw_str(b, date);
+	} else {
+		buf_puts(b, "null");
+	}
 }
 
 static void grow(struct commit_gen *g)
@@ -175,6 +204,8 @@ static void grow(struct commit_gen *g)
 
 void commit_cache_add(struct commit_gen *g, const PGresult *r)
 {
+	struct buf json = BUF_INIT;
+
 	pthread_mutex_lock(&lock);
 	for (int i = 0; i < PQntuples(r) && g->len < LIMIT_COMMIT_CACHE; i++) {
 		long id = (long)db_int8(r, i, 0);
@@ -193,10 +224,15 @@ void commit_cache_add(struct commit_gen *g, const PGresult *r)
 		e->subject = text_copy(g, r, i, 4);
 		e->has_date = !PQgetisnull(r, i, 5);
 		e->committed = e->has_date ? db_int8(r, i, 5) : 0;
+		json.len = 0;
+		commit_cache_json(&json, e);
+		e->json = text_of(g, json.data, json.len);
+		e->json_len = json.len;
 		for (h = id_hash(id) & g->mask; g->slot[h]; h = (h + 1) & g->mask)
 			;
 		g->slot[h] = e;
 		g->len++;
 	}
 	pthread_mutex_unlock(&lock);
+	buf_release(&json);
 }

@@ -22,7 +22,14 @@ struct commit_info {
 	const char *sha, *parent, *release, *subject; /* NULL when unknown */
 	int64_t committed;                            /* PostgreSQL microseconds */
 	int has_date;                                 /* committed is set */
+	const char *json; /* "commit":..,"parent":..,"release":..,"subject":..,"date":.. */
+	size_t json_len;
 };
+
+struct buf;
+
+/* Append info's JSON members as a trend point shows them (info->json's text). */
+void commit_cache_json(struct buf *b, const struct commit_info *info);
 
 struct commit_gen;
 

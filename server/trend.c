@@ -44,9 +44,6 @@ static const char SQL_SAMPLES_ALL[] = SQL_SAMPLES_OF("");
 
 enum { RUN_ID, RUN_COMMIT, RUN_RECEIVED, RUN_RUN_ID };
 
-/* PostgreSQL's epoch (2000-01-01) in Unix seconds */
-#define PG_EPOCH_UNIX 946684800LL
-
 struct run_ref {
 	long id, commit;                /* run.id, commits.id */
 	int64_t received;               /* PostgreSQL microseconds */
@@ -68,12 +65,6 @@ static int commit_cmp(const void *a, const void *b)
 	if (x->commit != y->commit)
 		return x->commit < y->commit ? -1 : 1;
 	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-/* whole seconds since the Unix epoch, rounded down, of PostgreSQL microseconds */
-static int64_t unix_seconds(int64_t pg_us)
-{
-	return pg_us / 1000000 - (pg_us % 1000000 < 0) + PG_EPOCH_UNIX;
 }
 
 /*
@@ -110,7 +101,6 @@ static void order_commits(struct trend_group *g, struct run_ref *runs, size_t n)
 	commit_order(nodes, nc);
 	g->ncommits = nc;
 	g->commits = xcalloc(nc + 1, sizeof(*g->commits));
-	g->dates = xcalloc(nc + 1, sizeof(*g->dates));
 	for (size_t k = 0; k < nc; k++) {
 		size_t f = first[nodes[k].index];
 		const struct commit_info *ci = by[f]->info;
@@ -121,10 +111,8 @@ static void order_commits(struct trend_group *g, struct run_ref *runs, size_t n)
 		tc->parent = ci->parent;
 		tc->release = ci->release;
 		tc->subject = ci->subject;
-		if (ci->has_date) {
-			format_utc(unix_seconds(ci->committed), g->dates[k]);
-			tc->date = g->dates[k];
-		}
+		tc->json = ci->json;
+		tc->json_len = ci->json_len;
 		for (size_t i = f; i < n && by[i]->commit == tc->id; i++)
 			by[i]->rank = k;
 	}
@@ -159,6 +147,22 @@ static void own_commits(struct trend_group *g, PGresult *r)
 		e->subject = PQgetisnull(r, row, 4) ? NULL : PQgetvalue(r, row, 4);
 		e->has_date = !PQgetisnull(r, row, 5);
 		e->committed = e->has_date ? db_int8(r, row, 5) : 0;
+	}
+	{ /* their JSON, in one block (offsets first: the buffer moves as it grows) */
+		struct buf json = BUF_INIT;
+		size_t *at = xcalloc(n + 1, sizeof(*at));
+
+		for (size_t i = 0; i < n; i++) {
+			at[i] = json.len;
+			commit_cache_json(&json, &g->own[i]);
+		}
+		at[n] = json.len;
+		g->own_json = buf_detach(&json, NULL);
+		for (size_t i = 0; i < n; i++) {
+			g->own[i].json = g->own_json + at[i];
+			g->own[i].json_len = at[i + 1] - at[i];
+		}
+		free(at);
 	}
 	qsort(g->own, n, sizeof(*g->own), info_cmp);
 	g->nown = n;
@@ -441,8 +445,8 @@ void trend_release(struct trend_group *g)
 	}
 	free(g->trends);
 	free(g->commits);
-	free(g->dates);
 	free(g->own);
+	free(g->own_json);
 	commit_cache_put(g->gen);
 	PQclear(g->commits_res);
 	PQclear(g->runs_res);

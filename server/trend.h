@@ -13,7 +13,9 @@
 
 struct trend_commit {
 	long id;
-	const char *sha, *parent, *release, *subject, *date; /* borrowed; may be NULL */
+	const char *sha, *parent, *release, *subject; /* borrowed; may be NULL */
+	const char *json; /* borrowed: its members as a point shows them (commit_cache_json) */
+	size_t json_len;
 };
 
 struct trend_point {
@@ -41,9 +43,9 @@ struct trend_group {
 	struct commit_info *own;  /* commits the cache had no room for, by id */
 	size_t nown;
 	PGresult *commits_res;    /* their strings */
+	char *own_json;           /* and their JSON */
 	PGresult *extra_res[TREND_EXTRA_MAX]; /* of trend_load's extra statements */
 	struct trend_commit *commits; /* in commit order */
-	char (*dates)[24];            /* their commit dates, for trend_commit.date */
 	size_t ncommits;
 	struct trend *trends;         /* one per metric, by metric id */
 	size_t ntrends;

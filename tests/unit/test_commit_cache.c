@@ -67,6 +67,12 @@ Test(commit_cache, generations_by_epoch)
 	cr_expect_str_eq(found[2]->subject, "mm: commit 5");
 	cr_expect(found[0]->has_date && found[0]->committed == 20);
 	cr_expect(!found[1]->has_date);
+	/* the members a trend point shows, made once (dates: PostgreSQL's epoch) */
+	cr_expect_eq(found[0]->json_len, strlen(found[0]->json));
+	cr_expect_str_eq(found[0]->json, "\"commit\":\"s2\",\"parent\":\"p\",\"release\":null,"
+					 "\"subject\":\"mm: commit 2\",\"date\":\"2000-01-01T00:00:00Z\"");
+	cr_expect_str_eq(found[1]->json, "\"commit\":\"s3\",\"parent\":null,\"release\":null,"
+					 "\"subject\":\"mm: commit 3\",\"date\":null");
 
 	/* the same epoch: the same commits */
 	b = commit_cache_take(100);
