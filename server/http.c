@@ -424,8 +424,11 @@ static void on_headers(struct request *rq)
 	}
 	if (rq->route->json_body) {
 		if (content_length(rq, &len) == 0 && len > cfg.body_limit) {
-			rq->early_status = 413;
-			return;
+			if (len - cfg.body_limit > (int64_t)LIMIT_DRAIN_BYTES) {
+				rq->early_status = 413; /* answered now, the connection closed */
+				return;
+			}
+			rq->too_large = 1; /* read and dropped, then 413 (keep-alive kept) */
 		}
 		if (!content_type_json(rq)) {
 			rq->early_status = 415;

@@ -10,6 +10,10 @@
 #define LIMIT_BODY_BYTES_DEFAULT (4u * 1024u * 1024u)
 /* Upper bound an operator may configure, bytes: keeps one request's memory sane. */
 #define LIMIT_BODY_BYTES_MAX (256u * 1024u * 1024u)
+/* A body declared over the limit by at most this much is read and dropped
+ * before its 413: answered early, the connection would be closed on unread
+ * data, which resets it, and a client still sending may never read the 413. */
+#define LIMIT_DRAIN_BYTES (16u * 1024u * 1024u)
 /* JSON nesting depth, levels: the contract needs 4; 32 leaves room, stops stack abuse. */
 #define LIMIT_JSON_DEPTH 32
 /* Metrics per run: LKP's largest stats files have a few thousand keys. */
