@@ -36,7 +36,8 @@ void cmp_set_release(struct cmp_set *s)
 	free(s->keys);
 	free(s->buckets);
 	for (size_t i = 0; i < s->nmetrics; i++)
-		free(s->metrics[i].name);
+		if (s->metrics[i].owned)
+			free((char *)s->metrics[i].name);
 	free(s->metrics);
 	for (size_t i = 0; i < s->nprefixes; i++) {
 		struct cmp_prefix *p = s->prefixes[i];

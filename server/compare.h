@@ -41,7 +41,8 @@ struct cmp_key {
 /* A metric the sides met, with its directions. */
 struct cmp_metric {
 	long id;
-	char *name;
+	const char *name;         /* kept process-wide (compare_load.c), else owned */
+	int owned;                /* name is the set's to free */
 	enum direction by_name;   /* what its name implies (direction_of_name) */
 	enum direction direction; /* metric.direction, else by_name: unless a run says */
 };

@@ -508,6 +508,23 @@ Test(compare, directions_from_runs_metrics_and_names)
 	cr_expect_str_eq(direction_of_row(rows, "dx.score"), "lower");
 	cr_expect_str_eq(direction_of_row(rows, "dx.plain"), "none");
 	json_decref(j);
+	/* kperfd keeps the metrics it has read (names and directions never
+	 * change): one made since is read, and named, in the next compare */
+	for (int k = 0; k < 2; k++) {
+		char body[512];
+		snprintf(body, sizeof(body),
+			 "{\"run_id\":\"dir-fresh-%d\",\"machine\":{\"name\":\"dir-box\"},"
+			 "\"kernel\":{\"commit\":\"%s\"},\"test\":{\"suite\":\"dirs\"},"
+			 "\"metrics\":{\"dx.fresh_time\":[%d]}}",
+			 k, k ? D_NEW : D_BASE, 50 + k);
+		post(body);
+	}
+	j = compare("base=" D_BASE "&target=" D_NEW, 200);
+	rows = json_object_get(j, "rows");
+	cr_expect_eq(json_array_size(rows), 5, "%s", json_dumps(rows, 0));
+	cr_expect_str_eq(direction_of_row(rows, "dx.fresh_time"), "lower");
+	cr_expect_str_eq(direction_of_row(rows, "dx.score"), "lower");
+	json_decref(j);
 }
 
 #define P_BASE "ddddddddddddddddddddddddddddddddddddddf0"
