@@ -350,6 +350,13 @@ struct db_stmt db_prefer_index_stmt(int on)
 	return (struct db_stmt){on ? off : reset, 0, NULL, 0};
 }
 
+struct db_stmt db_prefer_index_local_stmt(void)
+{
+	static const char off[] = "SELECT set_config('enable_seqscan', 'off', true)";
+
+	return (struct db_stmt){off, 0, NULL, 0};
+}
+
 void db_prefer_index(PGconn *c, int on)
 {
 	PQclear(db_exec(c, db_prefer_index_stmt(on).sql, 0, NULL));
@@ -360,6 +367,10 @@ PGresult *db_exec_indexed(PGconn *c, const char *sql, int n, const char *const *
 	const struct db_stmt st[3] = {db_prefer_index_stmt(1), {sql, n, params, 1},
 				      db_prefer_index_stmt(0)};
 
+	if (PQtransactionStatus(c) == PQTRANS_IDLE) { /* the pipeline's Sync resets it */
+		const struct db_stmt local[2] = {db_prefer_index_local_stmt(), st[1]};
+		return db_exec_batch(c, 2, local, 1);
+	}
 	return db_exec_batch(c, 3, st, 1); /* one round trip */
 }
 

@@ -87,6 +87,9 @@ PGresult *db_exec_batch(PGconn *c, int n, const struct db_stmt *stmts, int keep)
 void db_prefer_index(PGconn *c, int on);
 /* The statement db_prefer_index runs, for a pipeline. */
 struct db_stmt db_prefer_index_stmt(int on);
+/* Sequential scans off until the transaction ends: in a pipeline outside a
+ * transaction block, its Sync ends it, so nothing needs resetting. */
+struct db_stmt db_prefer_index_local_stmt(void);
 int64_t db_int8(const PGresult *r, int row, int col);
 double db_float8(const PGresult *r, int row, int col);
 

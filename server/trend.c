@@ -292,16 +292,20 @@ static int read_group(PGconn *c, const char *const *params, size_t min_commits,
 	PGresult *epoch;
 
 	if (!min_commits) {
-		struct db_stmt st[5 + TREND_EXTRA_MAX] = {{COMMIT_CACHE_SQL_EPOCH, 0, NULL, 1},
-							  {SQL_RUNS, 3, params, 1},
-							  db_prefer_index_stmt(1),
-							  {sql, np, params, 1},
-							  db_prefer_index_stmt(0)};
+		/* outside a transaction the pipeline's Sync resets the planner
+		 * setting: no RESET statement */
+		int local = PQtransactionStatus(c) == PQTRANS_IDLE, x = local ? 4 : 5;
+		struct db_stmt st[5 + TREND_EXTRA_MAX] = {
+			{COMMIT_CACHE_SQL_EPOCH, 0, NULL, 1},
+			{SQL_RUNS, 3, params, 1},
+			local ? db_prefer_index_local_stmt() : db_prefer_index_stmt(1),
+			{sql, np, params, 1},
+			db_prefer_index_stmt(0)};
 		PGresult *r[5 + TREND_EXTRA_MAX] = {0};
-		int n = 5 + nextra, rc = 0;
+		int n = x + nextra, rc = 0;
 
 		for (int i = 0; i < nextra; i++)
-			st[5 + i] = extra[i];
+			st[x + i] = extra[i];
 		if (db_pipeline_send(c, n, st)) {
 			*failed = PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
 			return -1;
@@ -327,9 +331,10 @@ static int read_group(PGconn *c, const char *const *params, size_t min_commits,
 		g->samples_res = r[3];
 		PQclear(r[0]);
 		PQclear(r[2]);
-		PQclear(r[4]);
+		if (!local)
+			PQclear(r[4]);
 		for (int i = 0; i < nextra; i++)
-			g->extra_res[i] = r[5 + i];
+			g->extra_res[i] = r[x + i];
 		if (rc || !missing)
 			return rc;
 		if (read_commits(c, g, *runs, *nruns, failed))

@@ -137,3 +137,37 @@ Test(db, a_second_connection_only_when_one_is_left_after_it)
 	cr_expect_not_null(t.got);
 	db_pool_size(8);
 }
+
+static const char *seqscan(PGconn *c, char *out, size_t n)
+{
+	PGresult *r = db_exec(c, "SELECT current_setting('enable_seqscan')", 0, NULL);
+	snprintf(out, n, "%s", db_ok(r) ? PQgetvalue(r, 0, 0) : "?");
+	PQclear(r);
+	return out;
+}
+
+/* A read by index runs with sequential scans off, and leaves the setting as
+ * it was: outside a transaction the pipeline's end resets it, inside one a
+ * RESET goes with it. */
+Test(db, a_read_by_index_leaves_the_planner_as_it_was)
+{
+	static const char probe[] = "SELECT current_setting('enable_seqscan')";
+	PGconn *c = db_get();
+	char v[16];
+	PGresult *r;
+
+	cr_assert_not_null(c);
+	for (int in_tx = 0; in_tx < 2; in_tx++) {
+		if (in_tx)
+			PQclear(db_exec(c, "BEGIN", 0, NULL));
+		r = db_exec_indexed(c, probe, 0, NULL);
+		cr_assert(db_ok(r), "%s", PQresultErrorMessage(r));
+		cr_expect_eq(PQgetlength(r, 0, 0), 3, "in_tx %d", in_tx); /* binary text: "off" */
+		cr_expect(!memcmp(PQgetvalue(r, 0, 0), "off", 3), "in_tx %d", in_tx);
+		PQclear(r);
+		cr_expect_str_eq(seqscan(c, v, sizeof(v)), "on", "in_tx %d", in_tx);
+		if (in_tx)
+			PQclear(db_exec(c, "COMMIT", 0, NULL));
+		cr_expect_str_eq(seqscan(c, v, sizeof(v)), "on", "in_tx %d", in_tx);
+	}
+}
