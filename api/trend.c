@@ -26,16 +26,17 @@ static const char SQL_KEYS[] =
 	"  AND ($5::jsonb IS NULL OR v.knobs = $5::jsonb)"
 	" ORDER BY 3, 5";
 
+/* Change points and decisions name their commits by id: the names come
+ * from the commit cache (trend_commit_names). */
 static const char SQL_CHANGE_POINTS[] =
-	"SELECT cp.id, c.sha, c.release, pc.sha, pc.release, cp.shift_pct, cp.ci_lo_pct,"
+	"SELECT cp.id, cp.commit_id, cp.prev_commit_id, cp.shift_pct, cp.ci_lo_pct,"
 	" cp.ci_hi_pct, cp.p_value FROM change_point cp"
-	" JOIN commits c ON c.id = cp.commit_id JOIN commits pc ON pc.id = cp.prev_commit_id"
 	" WHERE cp.machine_id = $1 AND cp.test_id = $2 AND cp.variant_id = $3"
 	"  AND cp.metric_id = $4 ORDER BY cp.id";
 
 static const char SQL_DECISIONS[] =
-	"SELECT d.id, coalesce(c.sha, c.release), d.verdict, d.change_pct, d.change_abs, d.state"
-	" FROM decision d JOIN commits c ON c.id = d.commit_id"
+	"SELECT d.id, d.commit_id, d.verdict, d.change_pct, d.change_abs, d.state"
+	" FROM decision d"
 	" WHERE d.machine_id = $1 AND d.test_id = $2 AND d.variant_id = $3 AND d.metric_id = $4"
 	"  AND d.verdict <> 'noise' ORDER BY d.id";
 
@@ -96,6 +97,34 @@ static void put_point(struct buf *b, const struct trend_point *p)
 	buf_puts(b, "]}");
 }
 
+/*
+ * The names of the commits of the change points (commit and previous one,
+ * 2 * *ncp) and then of the decisions (g->extra_res 0 and 1), in one array
+ * (free it); NULL with *failed.
+ */
+static const char **extra_commit_names(PGconn *c, struct trend_group *g, size_t *ncp,
+				       PGresult **failed)
+{
+	PGresult *cp = g->extra_res[0], *d = g->extra_res[1];
+	size_t n = 2 * (size_t)PQntuples(cp) + (size_t)PQntuples(d), k = 0;
+	long *ids = xcalloc(n + 1, sizeof(*ids));
+	const char **names = xcalloc(n + 1, sizeof(*names));
+
+	for (int i = 0; i < PQntuples(cp); i++) {
+		ids[k++] = strtol(PQgetvalue(cp, i, 1), NULL, 10);
+		ids[k++] = strtol(PQgetvalue(cp, i, 2), NULL, 10);
+	}
+	*ncp = k;
+	for (int i = 0; i < PQntuples(d); i++)
+		ids[k++] = strtol(PQgetvalue(d, i, 1), NULL, 10);
+	if (trend_commit_names(c, g, ids, n, names, failed)) {
+		free(names);
+		names = NULL;
+	}
+	free(ids);
+	return names;
+}
+
 /* One variant's series. Returns 0, or -1 after answering an error. */
 static int put_series(PGconn *c, PGresult *keys, int row, struct buf *b, struct reply *rp)
 {
@@ -106,11 +135,15 @@ static int put_series(PGconn *c, PGresult *keys, int row, struct buf *b, struct 
 					 {SQL_DECISIONS, 4, params, 0}};
 	struct trend_group g;
 	PGresult *failed = NULL, *r;
+	const char **names; /* of the change points' commits (2 each), then the decisions' */
+	size_t ncp;
 
 	if (trend_load(c, params[0], params[1], params[2], params[3], 0, extra, 2, &g,
-		       &failed)) {
+		       &failed) ||
+	    !(names = extra_commit_names(c, &g, &ncp, &failed))) {
 		reply_db_error(rp, c, failed, "loading the trend");
 		PQclear(failed);
+		trend_release(&g);
 		return -1;
 	}
 	buf_printf(b, "{\"variant\":%s,\"points\":[", PQgetvalue(keys, row, 4));
@@ -124,24 +157,24 @@ static int put_series(PGconn *c, PGresult *keys, int row, struct buf *b, struct 
 	r = g.extra_res[0];
 	for (int i = 0; i < PQntuples(r); i++) {
 		buf_printf(b, "%s{\"id\":%s,\"commit\":", i ? "," : "", PQgetvalue(r, i, 0));
-		jsonw_str(b, PQgetisnull(r, i, 1) ? PQgetvalue(r, i, 2) : PQgetvalue(r, i, 1));
+		jsonw_str(b, names[2 * i]);
 		buf_puts(b, ",\"prev_commit\":");
-		jsonw_str(b, PQgetisnull(r, i, 3) ? PQgetvalue(r, i, 4) : PQgetvalue(r, i, 3));
+		jsonw_str(b, names[2 * i + 1]);
 		buf_puts(b, ",\"shift_pct\":");
-		jsonw_number(b, strtod(PQgetvalue(r, i, 5), NULL));
+		jsonw_number(b, strtod(PQgetvalue(r, i, 3), NULL));
 		buf_puts(b, ",\"ci95_pct\":[");
-		jsonw_number(b, strtod(PQgetvalue(r, i, 6), NULL));
+		jsonw_number(b, strtod(PQgetvalue(r, i, 4), NULL));
 		buf_putc(b, ',');
-		jsonw_number(b, strtod(PQgetvalue(r, i, 7), NULL));
+		jsonw_number(b, strtod(PQgetvalue(r, i, 5), NULL));
 		buf_puts(b, "],\"p_value\":");
-		jsonw_number(b, strtod(PQgetvalue(r, i, 8), NULL));
+		jsonw_number(b, strtod(PQgetvalue(r, i, 6), NULL));
 		buf_putc(b, '}');
 	}
 	buf_puts(b, "],\"decisions\":[");
 	r = g.extra_res[1];
 	for (int i = 0; i < PQntuples(r); i++) {
 		buf_printf(b, "%s{\"id\":%s,\"commit\":", i ? "," : "", PQgetvalue(r, i, 0));
-		jsonw_str(b, PQgetvalue(r, i, 1));
+		jsonw_str(b, names[ncp + i]);
 		buf_puts(b, ",\"verdict\":");
 		jsonw_str(b, PQgetvalue(r, i, 2));
 		buf_puts(b, ",\"change_pct\":");
@@ -152,6 +185,7 @@ static int put_series(PGconn *c, PGresult *keys, int row, struct buf *b, struct 
 		jsonw_str(b, PQgetvalue(r, i, 5));
 		buf_putc(b, '}');
 	}
+	free(names);
 	trend_release(&g);
 	buf_puts(b, "]}");
 	return 0;

@@ -372,6 +372,74 @@ static int read_group(PGconn *c, const char *const *params, size_t min_commits,
 	return read_extra(c, extra, nextra, g, failed);
 }
 
+static const char *name_of(const struct commit_info *ci)
+{
+	return !ci ? NULL : ci->sha ? ci->sha : ci->release;
+}
+
+/* The row of commit id in r (COMMIT_CACHE_COLUMNS, binary), or -1. */
+static int row_of(const PGresult *r, long id)
+{
+	for (int i = 0; i < PQntuples(r); i++)
+		if ((long)db_int8(r, i, 0) == id)
+			return i;
+	return -1;
+}
+
+int trend_commit_names(PGconn *c, struct trend_group *g, const long *ids, size_t n,
+		       const char **out, PGresult **failed)
+{
+	const struct commit_info **info = xcalloc(n + 1, sizeof(*info));
+	struct buf a = BUF_INIT;
+	const char *params[1];
+	PGresult *r;
+	size_t missing = g->gen ? commit_cache_find(g->gen, ids, n, info) : n;
+
+	for (size_t i = 0; i < n && missing; i++)
+		if (!info[i] && g->nown) { /* kept by this request */
+			struct commit_info key = {.id = ids[i]};
+			info[i] = bsearch(&key, g->own, g->nown, sizeof(*g->own), info_cmp);
+			missing -= info[i] != NULL;
+		}
+	for (size_t i = 0; i < n; i++)
+		out[i] = name_of(info[i]);
+	if (!missing || !g->gen) {
+		free(info);
+		return 0;
+	}
+	buf_putc(&a, '{');
+	for (size_t i = 0; i < n; i++)
+		if (!info[i])
+			buf_printf(&a, "%s%ld", a.len > 1 ? "," : "", ids[i]);
+	buf_putc(&a, '}');
+	params[0] = buf_str(&a);
+	r = db_exec_binary(c, COMMIT_CACHE_SQL_BY_ID, 1, params);
+	buf_release(&a);
+	if (!db_ok(r)) {
+		free(info);
+		*failed = r;
+		return -1;
+	}
+	commit_cache_add(g->gen, r);
+	commit_cache_find(g->gen, ids, n, info);
+	for (size_t i = 0; i < n; i++) {
+		int row;
+		if (info[i]) {
+			out[i] = name_of(info[i]);
+		} else if ((row = row_of(r, ids[i])) >= 0) { /* no room in the cache */
+			out[i] = !PQgetisnull(r, row, 1)   ? PQgetvalue(r, row, 1)
+				 : !PQgetisnull(r, row, 3) ? PQgetvalue(r, row, 3)
+							   : NULL;
+			if (!g->names_res)
+				g->names_res = r;
+		}
+	}
+	if (g->names_res != r)
+		PQclear(r);
+	free(info);
+	return 0;
+}
+
 int trend_load(PGconn *c, const char *machine_id, const char *test_id, const char *variant_id,
 	       const char *metric_id, size_t min_commits, const struct db_stmt *extra,
 	       int nextra, struct trend_group *g, PGresult **failed)
@@ -454,6 +522,7 @@ void trend_release(struct trend_group *g)
 	free(g->own_json);
 	commit_cache_put(g->gen);
 	PQclear(g->commits_res);
+	PQclear(g->names_res);
 	PQclear(g->runs_res);
 	PQclear(g->samples_res);
 	for (int i = 0; i < TREND_EXTRA_MAX; i++)

@@ -44,6 +44,7 @@ struct trend_group {
 	size_t nown;
 	PGresult *commits_res;    /* their strings */
 	char *own_json;           /* and their JSON */
+	PGresult *names_res;      /* commits trend_commit_names read and could not keep */
 	PGresult *extra_res[TREND_EXTRA_MAX]; /* of trend_load's extra statements */
 	struct trend_commit *commits; /* in commit order */
 	size_t ncommits;
@@ -63,6 +64,17 @@ struct trend_group {
 int trend_load(PGconn *c, const char *machine_id, const char *test_id, const char *variant_id,
 	       const char *metric_id, size_t min_commits, const struct db_stmt *extra,
 	       int nextra, struct trend_group *g, PGresult **failed);
+
+/*
+ * The sha, else the release, of the commits ids[0..n) into out (NULL for an
+ * id with no commit), from the commit cache (trend_load's generation),
+ * reading by id those it lacks: a trend's change points and decisions name
+ * their commits this way instead of joining commits (a join PostgreSQL
+ * planned anew at every request). The names live as long as g; call it
+ * once per group. 0, or -1 with *failed.
+ */
+int trend_commit_names(PGconn *c, struct trend_group *g, const long *ids, size_t n,
+		       const char **out, PGresult **failed);
 
 void trend_release(struct trend_group *g);
 

@@ -379,6 +379,7 @@ Test(reads, a_trend_is_its_key_group_in_commit_order)
 
 #define TSHA3 "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb3"
 #define TSHA4 "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb4"
+#define TSHA5 "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb5"
 
 static json_t *late_points(json_t **j)
 {
@@ -423,5 +424,27 @@ Test(reads, a_trend_shows_its_commits_as_they_are_now)
 	pts = late_points(&j);
 	cr_expect_str_eq(point_str(json_array_get(pts, 1), "subject"), "mm: later");
 	cr_expect_str_eq(point_str(json_array_get(pts, 1), "release"), "v5.11-rc1");
+	json_decref(j);
+
+	/* a change point names its commits from the same cache, reading one no
+	 * run of the trend has (TSHA5) by id */
+	post("/api/v1/commits", "[{\"sha\":\"" TSHA5 "\",\"subject\":\"mm: unrun\"}]", 201);
+	c = harness_db(&K);
+	PQclear(PQexec(c, "INSERT INTO change_point (machine_id, test_id, variant_id, metric_id,"
+			  " commit_id, prev_commit_id, shift_pct, ci_lo_pct, ci_hi_pct, p_value)"
+			  " SELECT r.machine_id, r.test_id, r.variant_id, m.id, r.commit_id,"
+			  "  (SELECT id FROM commits WHERE sha = '" TSHA5 "'), -12.5, -14, -11, 0.002"
+			  " FROM run r, metric m WHERE r.run_id = 'tl-a' AND m.name = 'tl.x'"));
+	PQfinish(c);
+	late_points(&j);
+	{
+		json_t *cp = json_array_get(
+			json_object_get(json_array_get(json_object_get(j, "series"), 0), "change_points"),
+			0);
+		cr_assert_not_null(cp, "%s", json_dumps(j, 0));
+		cr_expect_str_eq(json_string_value(json_object_get(cp, "commit")), TSHA3);
+		cr_expect_str_eq(json_string_value(json_object_get(cp, "prev_commit")), TSHA5);
+		cr_expect_eq(json_number_value(json_object_get(cp, "shift_pct")), -12.5);
+	}
 	json_decref(j);
 }
