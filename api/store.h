@@ -45,7 +45,9 @@ long store_commit(PGconn *c, const char *commit_json, int has_sha, PGresult **fa
 /*
  * Store n runs with their samples and queue their decisions, in a
  * transaction of their own: BEGIN goes with the first run's statement and
- * COMMIT with the last statement (one round trip each fewer). Returns -1
+ * COMMIT with the last statement (one round trip each fewer). A single run
+ * whose metric ids are all known is one statement with its samples and
+ * queue entry, then COMMIT; otherwise the samples go by COPY. Returns -1
  * when every run is stored (committed) or found stored with equal content;
  * the index of the first run stored already with other content (roll back);
  * -2 on a database error (*failed set; roll back). Metric ids learnt on the way go into fresh:
