@@ -233,6 +233,12 @@ void commit_cache_add(struct commit_gen *g, const PGresult *r)
 		g->slot[h] = e;
 		g->len++;
 	}
+	if (g->len >= LIMIT_COMMIT_CACHE && g == current) {
+		/* full: the next readers start a new one (g lives on for its holders;
+		 * what did not fit is the caller's to keep) */
+		current = gen_new(g->epoch);
+		gen_unref(g);
+	}
 	pthread_mutex_unlock(&lock);
 	buf_release(&json);
 }

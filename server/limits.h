@@ -83,8 +83,9 @@
 
 /* Metric name -> id entries kperfd keeps in memory (about 100 bytes each). */
 #define LIMIT_METRIC_CACHE 100000
-/* commits whose shown fields kperfd keeps (commit_cache.c; ~200 B each) */
-#define LIMIT_COMMIT_CACHE 50000
+/* commits whose shown fields kperfd keeps (commit_cache.c; ~460 B each with
+ * their JSON: 9 MB at most); a full cache starts again empty */
+#define LIMIT_COMMIT_CACHE 20000
 
 /* Group commit: runs and values stored in one transaction for several requests. */
 #define LIMIT_GROUP_RUNS 256

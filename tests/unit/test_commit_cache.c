@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "commit_cache.h"
+#include "limits.h"
 
 /* A binary result of COMMIT_CACHE_COLUMNS: one commit per id, sha "s<id>"
  * (NULL for odd ids' parent), committed_at id * 10 (none for id 3). */
@@ -130,6 +131,33 @@ Test(commit_cache, many_commits_and_repeats)
 	cr_expect_eq(missing(g, ids, 1, out), 1);
 	cr_expect_null(out[0]);
 	commit_cache_put(g);
+	free(ids);
+	free(out);
+}
+
+/* A generation that fills up keeps what it holds for its readers, and the
+ * next reader of the same epoch starts an empty one. */
+Test(commit_cache, a_full_generation_is_replaced)
+{
+	enum { N = LIMIT_COMMIT_CACHE + 5 };
+	long *ids = calloc(N, sizeof(*ids));
+	const struct commit_info **out = calloc(N, sizeof(*out));
+	struct commit_gen *g = commit_cache_take(9), *next;
+	PGresult *r;
+
+	for (int i = 0; i < N; i++)
+		ids[i] = i + 1;
+	r = commits(ids, N);
+	commit_cache_add(g, r);
+	PQclear(r);
+	cr_expect_eq(missing(g, ids, N, out), 5); /* no room for the last five */
+	cr_expect_str_eq(out[0]->sha, "s1");
+	next = commit_cache_take(9);
+	cr_expect_neq(next, g);
+	cr_expect_eq(missing(next, ids, 1, out + N - 1), 1);
+	cr_expect_str_eq(out[0]->sha, "s1"); /* still readable */
+	commit_cache_put(g);
+	commit_cache_put(next);
 	free(ids);
 	free(out);
 }
