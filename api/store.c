@@ -353,9 +353,17 @@ static int copy_flush(PGconn *c, struct buf *b)
 	return rc == 1 ? 0 : -1;
 }
 
-/* One COPY line: the run's head, metric, iteration, the value in its
- * shortest exact form (as JSON writes it: read back, it is the same
- * double), the run's tail. */
+/* A value in its shortest exact form (as JSON writes it: read back, it is
+ * the same double), -0 included, for COPY lines and array literals. */
+static void value_text(struct buf *b, double value)
+{
+	if (value == 0 && signbit(value))
+		buf_puts(b, "-0"); /* JSON's form would be "0" */
+	else
+		jsonw_double(b, value);
+}
+
+/* One COPY line: the run's head, metric, iteration, value, the run's tail. */
 static void copy_line(struct buf *b, const char *head, size_t hl, long mid, size_t iteration,
 		      double value, const char *tail, size_t tl)
 {
@@ -364,10 +372,7 @@ static void copy_line(struct buf *b, const char *head, size_t hl, long mid, size
 
 	buf_append(b, head, hl);
 	buf_append(b, mi, (size_t)n);
-	if (value == 0 && signbit(value))
-		buf_puts(b, "-0"); /* JSON's form would be "0" */
-	else
-		jsonw_double(b, value);
+	value_text(b, value);
 	buf_append(b, tail, tl);
 }
 
@@ -491,25 +496,19 @@ static int samples_arrays(const struct run_in *run, const struct strmap *fresh, 
 
 	for (int i = 0; i < 3; i++)
 		buf_putc(&a[i], '{');
-	json_object_foreach(run->json ? json_object_get(run->json, "metrics") : NULL, name, vals) {
+	json_object_foreach(json_object_get(run->json, "metrics"), name, vals) {
 		long mid = metric_id(fresh, name);
-		json_t *one[1] = {vals};
-		size_t n = json_is_array(vals) ? json_array_size(vals) : 1;
+		size_t n = json_is_array(vals) ? json_array_size(vals) : 1; /* a scalar: one */
 
 		if (!mid)
 			return 0;
 		for (k = 0; k < n; k++) {
-			double d;
-			v = json_is_array(vals) ? json_array_get(vals, k) : one[0];
-			d = json_number_value(v);
+			v = json_is_array(vals) ? json_array_get(vals, k) : vals;
 			buf_printf(&a[0], "%s%ld", a[0].len > 1 ? "," : "", mid);
 			buf_printf(&a[1], "%s%zu", a[1].len > 1 ? "," : "", k);
 			if (a[2].len > 1)
 				buf_putc(&a[2], ',');
-			if (d == 0 && signbit(d))
-				buf_puts(&a[2], "-0"); /* JSON's form would be "0" */
-			else
-				jsonw_double(&a[2], d);
+			value_text(&a[2], json_number_value(v));
 		}
 	}
 	for (int i = 0; i < 3; i++)
