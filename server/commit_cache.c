@@ -11,6 +11,7 @@
 #include "buf.h"
 #include "commit_cache.h"
 #include "db.h"
+#include "idmap.h"
 #include "jsonw.h"
 #include "limits.h"
 #include "util.h"
@@ -30,9 +31,8 @@ struct chunk {
 
 struct commit_gen {
 	int64_t epoch;
-	int refs;                  /* holders, + 1 while current */
-	struct commit_info **slot; /* open addressing by id */
-	size_t mask, len;
+	int refs;         /* holders, + 1 while current */
+	struct idmap ids; /* id -> struct commit_info */
 	struct chunk *entries, *text;
 };
 
@@ -45,8 +45,6 @@ static struct commit_gen *gen_new(int64_t epoch)
 
 	g->epoch = epoch;
 	g->refs = 1;
-	g->mask = 1023;
-	g->slot = xcalloc(g->mask + 1, sizeof(*g->slot));
 	return g;
 }
 
@@ -66,7 +64,7 @@ static void gen_unref(struct commit_gen *g)
 		return;
 	chunks_free(g->entries);
 	chunks_free(g->text);
-	free(g->slot);
+	idmap_release(&g->ids);
 	free(g);
 }
 
@@ -99,20 +97,6 @@ void commit_cache_put(struct commit_gen *g)
 	pthread_mutex_unlock(&lock);
 }
 
-static size_t id_hash(long id)
-{
-	uint64_t x = (uint64_t)id * 0x9e3779b97f4a7c15ull;
-	return (size_t)(x ^ (x >> 29));
-}
-
-static struct commit_info *lookup(const struct commit_gen *g, long id)
-{
-	for (size_t h = id_hash(id) & g->mask; g->slot[h]; h = (h + 1) & g->mask)
-		if (g->slot[h]->id == id)
-			return g->slot[h];
-	return NULL;
-}
-
 size_t commit_cache_find(struct commit_gen *g, const long *ids, size_t n,
 			 const struct commit_info **out)
 {
@@ -120,7 +104,7 @@ size_t commit_cache_find(struct commit_gen *g, const long *ids, size_t n,
 
 	pthread_mutex_lock(&lock);
 	for (size_t i = 0; i < n; i++)
-		missing += !(out[i] = lookup(g, ids[i]));
+		missing += !(out[i] = idmap_get(&g->ids, ids[i]));
 	pthread_mutex_unlock(&lock);
 	return missing;
 }
@@ -184,38 +168,17 @@ void commit_cache_json(struct buf *b, const struct commit_info *e)
 	}
 }
 
-static void grow(struct commit_gen *g)
-{
-	size_t cap = (g->mask + 1) * 2;
-	struct commit_info **slot = xcalloc(cap, sizeof(*slot));
-
-	for (size_t i = 0; i <= g->mask; i++) {
-		size_t h;
-		if (!g->slot[i])
-			continue;
-		for (h = id_hash(g->slot[i]->id) & (cap - 1); slot[h]; h = (h + 1) & (cap - 1))
-			;
-		slot[h] = g->slot[i];
-	}
-	free(g->slot);
-	g->slot = slot;
-	g->mask = cap - 1;
-}
-
 void commit_cache_add(struct commit_gen *g, const PGresult *r)
 {
 	struct buf json = BUF_INIT;
 
 	pthread_mutex_lock(&lock);
-	for (int i = 0; i < PQntuples(r) && g->len < LIMIT_COMMIT_CACHE; i++) {
+	for (int i = 0; i < PQntuples(r); i++) {
 		long id = (long)db_int8(r, i, 0);
 		struct commit_info *e;
-		size_t h;
 
-		if (lookup(g, id))
+		if (idmap_get(&g->ids, id))
 			continue;
-		if (2 * (g->len + 1) > g->mask + 1)
-			grow(g);
 		e = chunk_alloc(&g->entries, sizeof(*e), ENTRY_CHUNK * sizeof(*e));
 		e->id = id;
 		e->sha = text_copy(g, r, i, 1);
@@ -228,14 +191,11 @@ void commit_cache_add(struct commit_gen *g, const PGresult *r)
 		commit_cache_json(&json, e);
 		e->json = text_of(g, json.data, json.len);
 		e->json_len = json.len;
-		for (h = id_hash(id) & g->mask; g->slot[h]; h = (h + 1) & g->mask)
-			;
-		g->slot[h] = e;
-		g->len++;
+		idmap_put(&g->ids, id, e);
 	}
-	if (g->len >= LIMIT_COMMIT_CACHE && g == current) {
-		/* full: the next readers start a new one (g lives on for its holders;
-		 * what did not fit is the caller's to keep) */
+	if (g->ids.len >= LIMIT_COMMIT_CACHE && g == current) {
+		/* full: the next readers start a new one (g lives on, still
+		 * growing by what its holders read, until they put it back) */
 		current = gen_new(g->epoch);
 		gen_unref(g);
 	}

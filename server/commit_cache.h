@@ -49,9 +49,10 @@ size_t commit_cache_find(struct commit_gen *g, const long *ids, size_t n,
 
 /*
  * Keep the commits of r (binary: id, sha, parent_sha, release, subject,
- * committed_at, as COMMIT_CACHE_COLUMNS reads them) in g, up to
- * LIMIT_COMMIT_CACHE commits per generation; a generation that fills up is
- * no longer handed out (the next reader of its epoch gets an empty one).
+ * committed_at, as COMMIT_CACHE_COLUMNS reads them) in g: all of them, so
+ * a holder always finds what it read. A generation of LIMIT_COMMIT_CACHE
+ * commits or more is no longer handed out (the next reader of its epoch
+ * gets an empty one); it is freed when its holders put it back.
  */
 void commit_cache_add(struct commit_gen *g, const PGresult *r);
 

@@ -6,13 +6,13 @@
  */
 #include <jansson.h>
 #include <pthread.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
 #include "compare_load.h"
 #include "db.h"
+#include "idmap.h"
 #include "limits.h"
 #include "util.h"
 
@@ -95,64 +95,25 @@ struct known_metric {
 };
 
 static pthread_mutex_t known_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct known_metric **known; /* open addressing by id */
-static size_t known_mask, nknown;
-
-static size_t id_slot(long id)
-{
-	uint64_t x = (uint64_t)id * 0x9e3779b97f4a7c15ull;
-	return (size_t)(x ^ (x >> 29)) & known_mask;
-}
-
-/* The kept metric id, or NULL; the caller holds known_lock. */
-static const struct known_metric *known_find(long id)
-{
-	if (!known)
-		return NULL;
-	for (size_t h = id_slot(id); known[h]; h = (h + 1) & known_mask)
-		if (known[h]->id == id)
-			return known[h];
-	return NULL;
-}
+static struct idmap known; /* id -> struct known_metric */
 
 /* Keep a metric read from the database; NULL when there is no room (or it
  * is kept already: then that one). The caller holds known_lock. */
 static const struct known_metric *known_add(long id, const char *name, enum direction by_name,
 					    enum direction direction)
 {
-	const struct known_metric *old = known_find(id);
-	struct known_metric *m;
-	size_t h;
+	struct known_metric *m = idmap_get(&known, id);
 
-	if (old)
-		return old;
-	if (nknown >= LIMIT_METRIC_CACHE)
+	if (m)
+		return m;
+	if (known.len >= LIMIT_METRIC_CACHE)
 		return NULL;
-	if (2 * (nknown + 1) > (known ? known_mask + 1 : 0)) { /* grow, rehash */
-		size_t cap = known ? 2 * (known_mask + 1) : 1024;
-		struct known_metric **t = xcalloc(cap, sizeof(*t));
-		struct known_metric **was = known;
-		size_t was_cap = known ? known_mask + 1 : 0;
-
-		known = t;
-		known_mask = cap - 1;
-		for (size_t i = 0; i < was_cap; i++)
-			if (was[i]) {
-				for (h = id_slot(was[i]->id); known[h]; h = (h + 1) & known_mask)
-					;
-				known[h] = was[i];
-			}
-		free(was);
-	}
 	m = xcalloc(1, sizeof(*m));
 	m->id = id;
 	m->name = xstrdup(name);
 	m->by_name = by_name;
 	m->direction = direction;
-	for (h = id_slot(id); known[h]; h = (h + 1) & known_mask)
-		;
-	known[h] = m;
-	nknown++;
+	idmap_put(&known, id, m);
 	return m;
 }
 
@@ -196,7 +157,7 @@ static int learn_metrics(PGconn *c, struct cmp_set *set, const long *ids, size_t
 		if ((i && ids[i] == ids[i - 1]) || /* met before this call (sorted part) */
 		    (had && bsearch(&key, set->metrics, had, sizeof(key), metric_cmp)))
 			continue;
-		if ((k = known_find(ids[i])))
+		if ((k = idmap_get(&known, ids[i])))
 			set_metric(set, k->id, k->name, 0, k->by_name, k->direction);
 		else
 			want[nwant++] = ids[i];

@@ -121,92 +121,28 @@ static void order_commits(struct trend_group *g, struct run_ref *runs, size_t n)
 	free(by);
 }
 
-static int info_cmp(const void *a, const void *b)
-{
-	long x = ((const struct commit_info *)a)->id, y = ((const struct commit_info *)b)->id;
-	return x < y ? -1 : x > y;
-}
-
 /*
- * The commits of r (COMMIT_CACHE_COLUMNS) that the cache had no room for,
- * as the request's own (pointing into r, which g keeps), sorted by id.
+ * info[i]: the commit ids[i] from g's generation of the commit cache, read
+ * by id and kept when it is not there yet (the generation a reader holds
+ * takes every commit it reads); NULL for an id with no commit. With c NULL
+ * (its connection busy in a pipeline) only the cache is looked at: 1 when
+ * some are missing. 0, or -1 with *failed.
  */
-static void own_commits(struct trend_group *g, PGresult *r)
-{
-	size_t n = (size_t)PQntuples(r);
-
-	g->own = xcalloc(n + 1, sizeof(*g->own));
-	for (size_t i = 0; i < n; i++) {
-		struct commit_info *e = &g->own[i];
-		int row = (int)i;
-
-		e->id = (long)db_int8(r, row, 0);
-		e->sha = PQgetisnull(r, row, 1) ? NULL : PQgetvalue(r, row, 1);
-		e->parent = PQgetisnull(r, row, 2) ? NULL : PQgetvalue(r, row, 2);
-		e->release = PQgetisnull(r, row, 3) ? NULL : PQgetvalue(r, row, 3);
-		e->subject = PQgetisnull(r, row, 4) ? NULL : PQgetvalue(r, row, 4);
-		e->has_date = !PQgetisnull(r, row, 5);
-		e->committed = e->has_date ? db_int8(r, row, 5) : 0;
-	}
-	{ /* their JSON, in one block (offsets first: the buffer moves as it grows) */
-		struct buf json = BUF_INIT;
-		size_t *at = xcalloc(n + 1, sizeof(*at));
-
-		for (size_t i = 0; i < n; i++) {
-			at[i] = json.len;
-			commit_cache_json(&json, &g->own[i]);
-		}
-		at[n] = json.len;
-		g->own_json = buf_detach(&json, NULL);
-		for (size_t i = 0; i < n; i++) {
-			g->own[i].json = g->own_json + at[i];
-			g->own[i].json_len = at[i + 1] - at[i];
-		}
-		free(at);
-	}
-	qsort(g->own, n, sizeof(*g->own), info_cmp);
-	g->nown = n;
-	g->commits_res = r;
-}
-
-/*
- * Each run's commit from the cache; 1 when some are not kept (read them
- * with read_commits once the connection is free).
- */
-static int find_commits(struct trend_group *g, struct run_ref *runs, size_t n)
-{
-	long *ids = xcalloc(n + 1, sizeof(*ids));
-	const struct commit_info **info = xcalloc(n + 1, sizeof(*info));
-	size_t missing;
-
-	for (size_t i = 0; i < n; i++)
-		ids[i] = runs[i].commit;
-	missing = commit_cache_find(g->gen, ids, n, info);
-	for (size_t i = 0; i < n; i++) {
-		if (!info[i] && g->nown) { /* kept by this request */
-			struct commit_info key = {.id = ids[i]};
-			info[i] = bsearch(&key, g->own, g->nown, sizeof(*g->own), info_cmp);
-			missing -= info[i] != NULL;
-		}
-		runs[i].info = info[i];
-	}
-	free(ids);
-	free(info);
-	return missing > 0;
-}
-
-/* Read the commits of runs that the cache lacks, and keep them; 0, or -1 with *failed. */
-static int read_commits(PGconn *c, struct trend_group *g, struct run_ref *runs, size_t n,
-			PGresult **failed)
+static int fill_commits(PGconn *c, struct trend_group *g, const long *ids, size_t n,
+			const struct commit_info **info, PGresult **failed)
 {
 	struct buf a = BUF_INIT;
 	const char *params[1];
 	PGresult *r;
 
+	if (!commit_cache_find(g->gen, ids, n, info))
+		return 0;
+	if (!c)
+		return 1;
 	buf_putc(&a, '{');
 	for (size_t i = 0; i < n; i++)
-		if (!runs[i].info)
-			buf_printf(&a, "%s%ld", a.len > 1 ? "," : "", runs[i].commit);
+		if (!info[i])
+			buf_printf(&a, "%s%ld", a.len > 1 ? "," : "", ids[i]);
 	buf_putc(&a, '}');
 	params[0] = buf_str(&a);
 	r = db_exec_binary(c, COMMIT_CACHE_SQL_BY_ID, 1, params);
@@ -216,19 +152,33 @@ static int read_commits(PGconn *c, struct trend_group *g, struct run_ref *runs, 
 		return -1;
 	}
 	commit_cache_add(g->gen, r);
-	if (find_commits(g, runs, n) && !g->own) { /* no room in the cache */
-		own_commits(g, r);
-		find_commits(g, runs, n);
-	} else {
-		PQclear(r);
-	}
+	PQclear(r);
+	commit_cache_find(g->gen, ids, n, info);
 	return 0;
+}
+
+/* Each run's commit (runs[i].info), as fill_commits finds them. */
+static int runs_commits(PGconn *c, struct trend_group *g, struct run_ref *runs, size_t n,
+			PGresult **failed)
+{
+	long *ids = xcalloc(n + 1, sizeof(*ids));
+	const struct commit_info **info = xcalloc(n + 1, sizeof(*info));
+	int rc;
+
+	for (size_t i = 0; i < n; i++)
+		ids[i] = runs[i].commit;
+	rc = fill_commits(c, g, ids, n, info, failed);
+	for (size_t i = 0; i < n; i++)
+		runs[i].info = info[i];
+	free(ids);
+	free(info);
+	return rc;
 }
 
 /*
  * The group's runs, sorted by id, with their commits (a run whose commit is
  * gone is left out), from the epoch's and the runs' results; *missing when
- * some commits must still be read (read_commits).
+ * the cache lacks some commits, to be read once the connection is free.
  */
 static struct run_ref *read_runs(struct trend_group *g, PGresult *epoch, PGresult *r,
 				 size_t *nruns, int *missing)
@@ -245,7 +195,7 @@ static struct run_ref *read_runs(struct trend_group *g, PGresult *epoch, PGresul
 	qsort(runs, n, sizeof(*runs), run_cmp);
 	*nruns = n;
 	g->gen = commit_cache_take(PQntuples(epoch) ? db_int8(epoch, 0, 0) : -1);
-	*missing = find_commits(g, runs, n);
+	*missing = runs_commits(NULL, g, runs, n, NULL) == 1; /* the cache only */
 	return runs;
 }
 
@@ -337,7 +287,7 @@ static int read_group(PGconn *c, const char *const *params, size_t min_commits,
 			g->extra_res[i] = r[x + i];
 		if (rc || !missing)
 			return rc;
-		if (read_commits(c, g, *runs, *nruns, failed))
+		if (runs_commits(c, g, *runs, *nruns, failed))
 			return -1;
 		*nruns = drop_orphans(*runs, *nruns);
 		order_commits(g, *runs, *nruns);
@@ -357,7 +307,7 @@ static int read_group(PGconn *c, const char *const *params, size_t min_commits,
 	}
 	*runs = read_runs(g, epoch, g->runs_res, nruns, &missing);
 	PQclear(epoch);
-	if (missing && read_commits(c, g, *runs, *nruns, failed))
+	if (missing && runs_commits(c, g, *runs, *nruns, failed))
 		return -1;
 	*nruns = drop_orphans(*runs, *nruns);
 	order_commits(g, *runs, *nruns);
@@ -372,72 +322,16 @@ static int read_group(PGconn *c, const char *const *params, size_t min_commits,
 	return read_extra(c, extra, nextra, g, failed);
 }
 
-static const char *name_of(const struct commit_info *ci)
-{
-	return !ci ? NULL : ci->sha ? ci->sha : ci->release;
-}
-
-/* The row of commit id in r (COMMIT_CACHE_COLUMNS, binary), or -1. */
-static int row_of(const PGresult *r, long id)
-{
-	for (int i = 0; i < PQntuples(r); i++)
-		if ((long)db_int8(r, i, 0) == id)
-			return i;
-	return -1;
-}
-
 int trend_commit_names(PGconn *c, struct trend_group *g, const long *ids, size_t n,
 		       const char **out, PGresult **failed)
 {
 	const struct commit_info **info = xcalloc(n + 1, sizeof(*info));
-	struct buf a = BUF_INIT;
-	const char *params[1];
-	PGresult *r;
-	size_t missing = g->gen ? commit_cache_find(g->gen, ids, n, info) : n;
+	int rc = fill_commits(c, g, ids, n, info, failed);
 
-	for (size_t i = 0; i < n && missing; i++)
-		if (!info[i] && g->nown) { /* kept by this request */
-			struct commit_info key = {.id = ids[i]};
-			info[i] = bsearch(&key, g->own, g->nown, sizeof(*g->own), info_cmp);
-			missing -= info[i] != NULL;
-		}
 	for (size_t i = 0; i < n; i++)
-		out[i] = name_of(info[i]);
-	if (!missing || !g->gen) {
-		free(info);
-		return 0;
-	}
-	buf_putc(&a, '{');
-	for (size_t i = 0; i < n; i++)
-		if (!info[i])
-			buf_printf(&a, "%s%ld", a.len > 1 ? "," : "", ids[i]);
-	buf_putc(&a, '}');
-	params[0] = buf_str(&a);
-	r = db_exec_binary(c, COMMIT_CACHE_SQL_BY_ID, 1, params);
-	buf_release(&a);
-	if (!db_ok(r)) {
-		free(info);
-		*failed = r;
-		return -1;
-	}
-	commit_cache_add(g->gen, r);
-	commit_cache_find(g->gen, ids, n, info);
-	for (size_t i = 0; i < n; i++) {
-		int row;
-		if (info[i]) {
-			out[i] = name_of(info[i]);
-		} else if ((row = row_of(r, ids[i])) >= 0) { /* no room in the cache */
-			out[i] = !PQgetisnull(r, row, 1)   ? PQgetvalue(r, row, 1)
-				 : !PQgetisnull(r, row, 3) ? PQgetvalue(r, row, 3)
-							   : NULL;
-			if (!g->names_res)
-				g->names_res = r;
-		}
-	}
-	if (g->names_res != r)
-		PQclear(r);
+		out[i] = !info[i] ? NULL : info[i]->sha ? info[i]->sha : info[i]->release;
 	free(info);
-	return 0;
+	return rc;
 }
 
 int trend_load(PGconn *c, const char *machine_id, const char *test_id, const char *variant_id,
@@ -518,11 +412,7 @@ void trend_release(struct trend_group *g)
 	}
 	free(g->trends);
 	free(g->commits);
-	free(g->own);
-	free(g->own_json);
 	commit_cache_put(g->gen);
-	PQclear(g->commits_res);
-	PQclear(g->names_res);
 	PQclear(g->runs_res);
 	PQclear(g->samples_res);
 	for (int i = 0; i < TREND_EXTRA_MAX; i++)

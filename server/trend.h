@@ -35,16 +35,10 @@ struct trend {
 #define TREND_EXTRA_MAX 2
 
 struct commit_gen;
-struct commit_info;
 
 struct trend_group {
 	PGresult *runs_res, *samples_res;
 	struct commit_gen *gen;   /* the commit cache's generation, held */
-	struct commit_info *own;  /* commits the cache had no room for, by id */
-	size_t nown;
-	PGresult *commits_res;    /* their strings */
-	char *own_json;           /* and their JSON */
-	PGresult *names_res;      /* commits trend_commit_names read and could not keep */
 	PGresult *extra_res[TREND_EXTRA_MAX]; /* of trend_load's extra statements */
 	struct trend_commit *commits; /* in commit order */
 	size_t ncommits;
@@ -70,8 +64,8 @@ int trend_load(PGconn *c, const char *machine_id, const char *test_id, const cha
  * id with no commit), from the commit cache (trend_load's generation),
  * reading by id those it lacks: a trend's change points and decisions name
  * their commits this way instead of joining commits (a join PostgreSQL
- * planned anew at every request). The names live as long as g; call it
- * once per group. 0, or -1 with *failed.
+ * planned anew at every request). The names live as long as g. 0, or -1
+ * with *failed.
  */
 int trend_commit_names(PGconn *c, struct trend_group *g, const long *ids, size_t n,
 		       const char **out, PGresult **failed);
