@@ -5,7 +5,8 @@
  * statement for the run and its dimensions; per transaction (which may hold
  * the runs of several requests): one for new metric names, one COPY of all
  * samples and one for the decision queue. A transaction of one run with
- * known metrics writes all of it in the run's statement (RUN_SAMPLES).
+ * known metrics writes all of it in the run's statement (RUN_SAMPLES), sent
+ * with its COMMIT.
  */
 #include <math.h>
 #include <stdio.h>
@@ -149,10 +150,10 @@ static const char SQL_COMMIT_RELEASE[] =
 	"  FROM d, (SELECT $8::jsonb AS x) s"                                                 \
 	"  ON CONFLICT (run_id) DO NOTHING RETURNING id, received_at)"
 
-#define RUN_ANSWER                                                                            \
+#define RUN_ANSWER_COLS                                                                       \
 	" SELECT r.id, r.received_at, d.machine_id, d.commit_id, d.test_id, d.variant_id,"    \
-	"  (SELECT id FROM ghit UNION ALL SELECT id FROM gins)"                               \
-	" FROM d LEFT JOIN r ON true"
+	"  (SELECT id FROM ghit UNION ALL SELECT id FROM gins)"
+#define RUN_ANSWER RUN_ANSWER_COLS " FROM d LEFT JOIN r ON true"
 
 /*
  * The same with the run's samples ($9 metric ids, $10 iterations, $11
@@ -170,13 +171,22 @@ static const char SQL_COMMIT_RELEASE[] =
 	"  SELECT d.commit_id, d.machine_id, d.test_id, d.variant_id FROM d, r"               \
 	STORE_QUEUE_ON_CONFLICT ")"
 
+/* RUN_SAMPLES' answer: a run_id stored already (r is empty) makes the
+ * statement fail with SQLSTATE STORED_ALREADY (migration 010), so the COMMIT
+ * sent with it is skipped and nothing of the re-post is committed. */
+#define STORED_ALREADY "KP409"
+#define RUN_ANSWER_NEW                                                                        \
+	RUN_ANSWER_COLS ", CASE WHEN r.id IS NULL THEN"                                       \
+	" kperf_refuse('" STORED_ALREADY "', 'run_id ' || $6 || ' is stored already') END"    \
+	" FROM d LEFT JOIN r ON true"
+
 static const char SQL_RUN_SHA[] = RUN_INSERT(COMMIT_HIT_SHA, COMMIT_CONFLICT_SHA) RUN_ANSWER;
 static const char SQL_RUN_RELEASE[] =
 	RUN_INSERT(COMMIT_HIT_RELEASE, COMMIT_CONFLICT_RELEASE) RUN_ANSWER;
 static const char SQL_RUN_SHA_SAMPLES[] =
-	RUN_INSERT(COMMIT_HIT_SHA, COMMIT_CONFLICT_SHA) RUN_SAMPLES RUN_ANSWER;
+	RUN_INSERT(COMMIT_HIT_SHA, COMMIT_CONFLICT_SHA) RUN_SAMPLES RUN_ANSWER_NEW;
 static const char SQL_RUN_RELEASE_SAMPLES[] =
-	RUN_INSERT(COMMIT_HIT_RELEASE, COMMIT_CONFLICT_RELEASE) RUN_SAMPLES RUN_ANSWER;
+	RUN_INSERT(COMMIT_HIT_RELEASE, COMMIT_CONFLICT_RELEASE) RUN_SAMPLES RUN_ANSWER_NEW;
 
 /* Equality of jsonb ignores key order, white space and number spelling. */
 static const char SQL_RUN_SAME[] = "SELECT id, doc = $2::jsonb FROM run WHERE run_id = $1";
@@ -517,9 +527,11 @@ static int samples_arrays(const struct run_in *run, const struct strmap *fresh, 
 }
 
 /* Insert one run with its dimensions, after BEGIN in the same round trip
- * when begin, with its samples and queue entry when samples (RUN_SAMPLES'
- * three arrays) is not NULL; 0, 1 when its run_id was stored already
- * (item->result says whether with equal content), -1 on a database error. */
+ * when begin; 0, 1 when its run_id was stored already (item->result says
+ * whether with equal content), -1 on a database error. With samples
+ * (RUN_SAMPLES' three arrays, begin set) its samples and queue entry too,
+ * and the COMMIT in the same round trip: 0 once committed, 2 when the run_id
+ * was stored already (nothing committed; the caller rolls back). */
 static int insert_run(PGconn *c, struct store_item *it, int begin, const char *const *samples,
 		      PGresult **failed)
 {
@@ -540,10 +552,18 @@ static int insert_run(PGconn *c, struct store_item *it, int begin, const char *c
 			params[8 + i] = samples[i];
 	}
 	if (begin) {
-		const struct db_stmt st[2] = {{"BEGIN", 0, NULL, 0}, {sql, np, params, 0}};
-		r = db_exec_batch(c, 2, st, 1);
+		const struct db_stmt st[3] = {
+			{"BEGIN", 0, NULL, 0}, {sql, np, params, 0}, {"COMMIT", 0, NULL, 0}};
+		r = db_exec_batch(c, samples ? 3 : 2, st, 1);
 	} else {
 		r = db_exec(c, sql, np, params);
+	}
+	if (samples && !db_ok(r)) {
+		const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+		if (state && !strcmp(state, STORED_ALREADY)) {
+			PQclear(r);
+			return 2;
+		}
 	}
 	if (!db_ok(r) || PQntuples(r) != 1) {
 		*failed = r;
@@ -576,23 +596,20 @@ static int insert_run(PGconn *c, struct store_item *it, int begin, const char *c
 }
 
 /* A transaction of one run whose metric ids are all known: one statement for
- * the run, its samples and its queue entry, then COMMIT (see RUN_SAMPLES). */
+ * the run, its samples and its queue entry, and its COMMIT, in one round trip
+ * (see RUN_SAMPLES). -1 stored, -2 a database error, 1 when the run_id was
+ * stored already: rolled back, for the caller to store the general way. */
 static long store_one(PGconn *c, struct store_item *it, const struct buf a[3], PGresult **failed)
 {
 	const char *samples[3] = {a[0].data, a[1].data, a[2].data};
 	int rc = insert_run(c, it, 1, samples, failed);
-	PGresult *r;
 
 	if (rc < 0)
 		return -2;
-	if (rc == 1 && it->result == STORE_CONFLICT)
-		return 0;
-	r = db_exec(c, "COMMIT", 0, NULL);
-	if (!db_ok(r)) {
-		*failed = r;
-		return -2;
+	if (rc == 2) {
+		PQclear(PQexec(c, "ROLLBACK"));
+		return 1;
 	}
-	PQclear(r);
 	return -1;
 }
 

@@ -261,7 +261,7 @@ Test(group_commit, migration_005_moves_older_samples_into_their_months, .timeout
 	PQfinish(c);
 
 	kperfd_restart(&k);
-	cr_expect_eq(harness_count(&k, "SELECT max(version) FROM schema_migrations"), 9);
+	cr_expect_eq(harness_count(&k, "SELECT max(version) FROM schema_migrations"), 10);
 	/* 006: the queue's touched_at; 007: new run documents compressed with lz4 */
 	cr_expect_eq(harness_count(&k, "SELECT count(*) FROM information_schema.columns"
 				       " WHERE table_name = 'decision_queue' AND column_name = 'touched_at'"),

@@ -81,11 +81,21 @@ Test(ingest, contract_example_round_trip_and_idempotency)
 	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM sample"), 4);
 	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM commits"), 1);
 
-	/* same run_id, other content: 409 naming run_id, stored run unchanged */
+	/* same run_id, other content: 409 naming run_id, stored run unchanged, and
+	 * nothing of the re-post committed: not its machine's new info, not its
+	 * commit's other subject (the run's statement goes with its COMMIT) */
 	{
-		char *other = strdup(body);
-		char *p = strstr(other, "20699112");
+		char *other = strdup(body), *p = strstr(other, "20699112");
+		json_t *o;
 		p[7] = '3';
+		o = json_loads(other, 0, NULL);
+		free(other);
+		cr_assert_not_null(o);
+		json_object_set_new(json_object_get(o, "machine"), "info",
+				    json_pack("{s:s}", "rack", "r9"));
+		json_object_set_new(json_object_get(o, "kernel"), "subject", json_string("mm: BASE"));
+		other = json_dumps(o, 0);
+		json_decref(o);
 		http_post_json(&K, "/api/v1/runs", TOKEN_COLLECTOR, other, &r);
 		cr_expect_eq(r.status, 409, "%ld %s", r.status, r.body);
 		j = resp_json(&r);
@@ -97,6 +107,9 @@ Test(ingest, contract_example_round_trip_and_idempotency)
 	}
 	assert_round_trip("lab1-2020-06-16-0042", posted);
 	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM sample WHERE value = 20699112"), 1);
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM machine WHERE info ? 'rack'"), 0);
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM commits WHERE subject LIKE 'mm: BASE%'"),
+		     0);
 	json_decref(posted);
 	free(body);
 }
