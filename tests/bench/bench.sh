@@ -5,7 +5,8 @@
 #            /api/v1/compare (JSON and LKP text) against the baseline of
 #            GET /api/v1/runs/{id} (one stored run document, ~0.5 MB) and /healthz.
 #   ingest:  1, 4 and 16 clients, 3,000 runs each (BENCH_INGEST_RUNS), against
-#            COPY of the same rows (ingest.c).
+#            COPY of the same rows, in 5 rounds of a COPY then the posts; the
+#            median of the rounds' ratios (ingest.c).
 #   scale:   ingest and a 2,000-point trend at ~3 M stored samples, and again
 #            at 50 M (BENCH_SAMPLES) after loading history into old partitions.
 #   reads:   10,000 commits x 200 metrics x 3 machines: p50/p99 of trend and
@@ -116,7 +117,7 @@ trend_s="/api/v1/trend?machine=scale-0&suite=will-it-scale&params=nr_task=1&metr
 scale_row() { # label
 	local ingest trend
 	ingest=$(BENCH_TAG="$1" build/bench/ingest "$url" "$KPERF_BOOTSTRAP_TOKEN" "$KPERF_DATABASE_URL" 800 4 |
-		awk '/4 clients/ { print $(NF - 1) }')
+		awk '/4 clients/ { print $(NF - 2) }')
 	psql_q -c CHECKPOINT >/dev/null # the ingest's pages written out first, at both sizes
 	trend=$(lat_cold "$trend_s&_={i}" 200)
 	printf '%-28s %14s %16s %18s\n' "$1" "$(samples)" "$ingest" "$trend"

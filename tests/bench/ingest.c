@@ -2,8 +2,13 @@
  * ingest.c - the ingest benchmark of `make bench`: realistic runs (60
  * metrics x 5 iterations) posted by 1, 4 and 16 concurrent clients over
  * keep-alive, in samples/s, against PostgreSQL's own COPY of the same rows
- * into a table of the same shape, measured in the same run.
- * Usage: ingest URL TOKEN CONNINFO [RUNS_PER_SETTING]
+ * into a table of the same shape, measured in the same run. Each setting
+ * runs in rounds (BENCH_INGEST_ROUNDS, 5): a COPY of the round's rows, then
+ * the round's posts, so a baseline and the posts compared with it are
+ * measured seconds apart, not minutes (this machine's speed drifts by 20-30%
+ * over a minute); the ratio printed is the median of the rounds' ratios,
+ * with their range.
+ * Usage: ingest URL TOKEN CONNINFO [RUNS_PER_SETTING [CLIENTS...]]
  */
 #include <curl/curl.h>
 #include <libpq-fe.h>
@@ -19,10 +24,10 @@
 #define ITERATIONS 5
 
 static const char *url, *token, *tag = "a";
-static int runs_per_setting = 400;
+static int runs_per_setting = 400, rounds = 5;
 
 struct client {
-	int id, n, setting, ok;
+	int id, first, n, setting, ok;
 };
 
 static void run_body(char *b, size_t cap, int setting, int client, int i)
@@ -60,7 +65,7 @@ static void *client_main(void *arg)
 	curl_easy_setopt(h, CURLOPT_URL, target);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
-	for (int i = 0; i < cl->n; i++) {
+	for (int i = cl->first; i < cl->first + cl->n; i++) {
 		long status = 0;
 		run_body(body, 64 * 1024, cl->setting, cl->id, i);
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
@@ -74,8 +79,9 @@ static void *client_main(void *arg)
 	return NULL;
 }
 
-/* samples/s of ingest with n clients */
-static double ingest(int setting, int nclients, int *ok)
+/* samples/s of ingest with n clients, each posting runs [first, first + n) of
+ * its own */
+static double ingest(int setting, int nclients, int first, int n, int *ok)
 {
 	pthread_t th[64];
 	struct client cl[64];
@@ -83,7 +89,7 @@ static double ingest(int setting, int nclients, int *ok)
 
 	*ok = 0;
 	for (int i = 0; i < nclients; i++) {
-		cl[i] = (struct client){i, runs_per_setting / nclients, setting, 0};
+		cl[i] = (struct client){i, first, n, setting, 0};
 		pthread_create(&th[i], NULL, client_main, &cl[i]);
 	}
 	for (int i = 0; i < nclients; i++) {
@@ -97,7 +103,7 @@ static double ingest(int setting, int nclients, int *ok)
  * month's partition, its primary key and key-group index), under run ids no
  * run has (negative), spread over 32 key groups as the clients' runs are (4
  * machines x 8 nr_task), deleted afterwards */
-static double copy_rate(const char *conninfo)
+static double copy_rate(const char *conninfo, int runs)
 {
 	PGconn *c = PQconnectdb(conninfo);
 	PGresult *r;
@@ -120,7 +126,7 @@ static double copy_rate(const char *conninfo)
 		exit(1);
 	}
 	PQclear(r);
-	for (int run = 0; run < runs_per_setting; run++)
+	for (int run = 0; run < runs; run++)
 		for (int m = 0; m < METRICS; m++)
 			for (int it = 0; it < ITERATIONS; it++) {
 				int n = snprintf(line, sizeof(line),
@@ -143,22 +149,37 @@ static double copy_rate(const char *conninfo)
 	return (double)rows / t0;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
 int main(int argc, char **argv)
 {
 	static const int all[] = {1, 4, 16};
 	const int *clients = all;
 	int nsettings = 3, chosen[8];
-	double copy;
+	double copy_rows = 0, copy_time = 0;
+	struct {
+		double rows, time, ratio[16];
+		int ok;
+	} set[8] = {{0}};
 
 	if (argc < 4) {
 		fprintf(stderr, "usage: ingest URL TOKEN CONNINFO [RUNS_PER_SETTING [CLIENTS...]]\n"
-				"  (BENCH_TAG=x makes the run_ids differ between invocations)\n");
+				"  (BENCH_TAG=x makes the run_ids differ between invocations,\n"
+				"   BENCH_INGEST_ROUNDS=n splits each setting into n rounds, 1-16)\n");
 		return 2;
 	}
 	url = argv[1];
 	token = argv[2];
 	if (getenv("BENCH_TAG"))
 		tag = getenv("BENCH_TAG");
+	if (getenv("BENCH_INGEST_ROUNDS"))
+		rounds = (int)strtol(getenv("BENCH_INGEST_ROUNDS"), NULL, 10);
+	if (rounds < 1 || rounds > 16)
+		rounds = 5;
 	if (argc > 4)
 		runs_per_setting = (int)strtol(argv[4], NULL, 10);
 	if (argc > 5) {
@@ -168,18 +189,35 @@ int main(int argc, char **argv)
 		clients = chosen;
 	}
 	curl_global_init(CURL_GLOBAL_ALL);
-	copy = copy_rate(argv[3]);
-	printf("ingest: %d runs per setting, %d metrics x %d iterations each\n", runs_per_setting,
-	       METRICS, ITERATIONS);
-	printf("%-44s %12s %12s\n", "what", "samples/s", "x COPY");
-	printf("%-44s %12.0f %12s\n", "PostgreSQL COPY of the same rows (baseline)", copy, "1.00");
 	for (int i = 0; i < nsettings; i++) {
-		int ok;
-		double rate = ingest(i, clients[i], &ok);
-		char what[64];
+		int per = runs_per_setting / rounds / clients[i]; /* runs per client and round */
+		for (int k = 0; k < rounds; k++) {
+			int ok;
+			double c = copy_rate(argv[3], per * clients[i]), rate;
+			copy_rows += (double)per * clients[i] * METRICS * ITERATIONS;
+			copy_time += (double)per * clients[i] * METRICS * ITERATIONS / c;
+			rate = ingest(i, clients[i], k * per, per, &ok);
+			set[i].ok += ok;
+			set[i].rows += (double)ok * METRICS * ITERATIONS;
+			set[i].time += (double)ok * METRICS * ITERATIONS / rate;
+			set[i].ratio[k] = rate / c;
+		}
+	}
+	printf("ingest: %d runs per setting in %d rounds (a COPY of the round's rows, then its"
+	       " posts), %d metrics x %d iterations each\n",
+	       runs_per_setting, rounds, METRICS, ITERATIONS);
+	printf("%-44s %12s %12s %12s\n", "what", "samples/s", "x COPY", "rounds");
+	printf("%-44s %12.0f %12s %12s\n", "PostgreSQL COPY of the same rows (baseline)",
+	       copy_rows / copy_time, "1.00", "-");
+	for (int i = 0; i < nsettings; i++) {
+		char what[64], range[32];
+		qsort(set[i].ratio, (size_t)rounds, sizeof(double), cmp_double);
 		snprintf(what, sizeof(what), "POST /api/v1/runs, %d client%s (%d x 201)", clients[i],
-			 clients[i] > 1 ? "s" : "", ok);
-		printf("%-44s %12.0f %12.2f\n", what, rate, rate / copy);
+			 clients[i] > 1 ? "s" : "", set[i].ok);
+		snprintf(range, sizeof(range), "%.2f-%.2f", set[i].ratio[0], set[i].ratio[rounds - 1]);
+		/* the median of the rounds' ratios (of the middle two when even) */
+		printf("%-44s %12.0f %12.2f %12s\n", what, set[i].rows / set[i].time,
+		       (set[i].ratio[(rounds - 1) / 2] + set[i].ratio[rounds / 2]) / 2, range);
 	}
 	return 0;
 }
