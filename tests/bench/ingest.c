@@ -99,22 +99,32 @@ static double ingest(int setting, int nclients, int first, int n, int *ok)
 	return (double)*ok * METRICS * ITERATIONS / (now_s() - t0);
 }
 
-/* rows/s of COPY of the same rows into kperf's own sample table (this
- * month's partition, its primary key and key-group index), under run ids no
- * run has (negative), spread over 32 key groups as the clients' runs are (4
- * machines x 8 nr_task), deleted afterwards */
-static double copy_rate(const char *conninfo, int runs)
+static int copied; /* runs copied so far: each COPY has run ids of its own */
+
+static PGconn *connect_db(const char *conninfo)
 {
 	PGconn *c = PQconnectdb(conninfo);
-	PGresult *r;
-	char line[128], at[32];
-	double t0;
-	long rows = 0;
 
 	if (PQstatus(c) != CONNECTION_OK) {
 		fprintf(stderr, "bench: %s", PQerrorMessage(c));
 		exit(1);
 	}
+	return c;
+}
+
+/* rows/s of COPY of the same rows into kperf's own sample table (this
+ * month's partition, its primary key and key-group index), under run ids no
+ * run has (negative, new in every COPY: a COPY among the dead entries of an
+ * earlier one slows down), spread over 32 key groups as the clients' runs
+ * are (4 machines x 8 nr_task); copy_cleanup deletes them */
+static double copy_rate(const char *conninfo, int runs)
+{
+	PGconn *c = connect_db(conninfo);
+	PGresult *r;
+	char line[128], at[32];
+	double t0;
+	long rows = 0;
+
 	r = PQexec(c, "SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')");
 	snprintf(at, sizeof(at), "%s", PQgetvalue(r, 0, 0));
 	PQclear(r);
@@ -131,7 +141,7 @@ static double copy_rate(const char *conninfo, int runs)
 			for (int it = 0; it < ITERATIONS; it++) {
 				int n = snprintf(line, sizeof(line),
 						 "%s.%06d+00\t%d\t%d\t%d\t%.17g\t%d\n", at, run,
-						 -(run + 1), m + 1, it, 1000.0 + m * 10 + it,
+						 -(copied + run + 1), m + 1, it, 1000.0 + m * 10 + it,
 						 1 + run % 32);
 				PQputCopyData(c, line, n);
 				rows++;
@@ -144,9 +154,27 @@ static double copy_rate(const char *conninfo, int runs)
 	}
 	PQclear(r);
 	t0 = now_s() - t0;
-	PQclear(PQexec(c, "DELETE FROM sample WHERE run_id < 0"));
+	copied += runs;
 	PQfinish(c);
 	return (double)rows / t0;
+}
+
+/* Delete the copied rows, and vacuum the partitions they were in, so the
+ * benchmarks after this one find no dead rows of it. */
+static void copy_cleanup(const char *conninfo)
+{
+	PGconn *c = connect_db(conninfo);
+	PGresult *r = PQexec(c, "SELECT DISTINCT tableoid::regclass::text FROM sample"
+				" WHERE run_id < 0");
+
+	PQclear(PQexec(c, "DELETE FROM sample WHERE run_id < 0"));
+	for (int i = 0; i < PQntuples(r); i++) {
+		char sql[128];
+		snprintf(sql, sizeof(sql), "VACUUM %s", PQgetvalue(r, i, 0));
+		PQclear(PQexec(c, sql));
+	}
+	PQclear(r);
+	PQfinish(c);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -219,5 +247,6 @@ int main(int argc, char **argv)
 		printf("%-44s %12.0f %12.2f %12s\n", what, set[i].rows / set[i].time,
 		       (set[i].ratio[(rounds - 1) / 2] + set[i].ratio[rounds / 2]) / 2, range);
 	}
+	copy_cleanup(argv[3]);
 	return 0;
 }
