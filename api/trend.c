@@ -131,8 +131,8 @@ static int put_series(PGconn *c, PGresult *keys, int row, struct buf *b, struct 
 	const char *params[4] = {PQgetvalue(keys, row, 0), PQgetvalue(keys, row, 1),
 				 PQgetvalue(keys, row, 3), PQgetvalue(keys, row, 5)};
 	/* read in the same round trip as the history */
-	const struct db_stmt extra[2] = {{SQL_CHANGE_POINTS, 4, params, 0},
-					 {SQL_DECISIONS, 4, params, 0}};
+	const struct db_stmt extra[2] = {{SQL_CHANGE_POINTS, 4, params, 0, NULL, NULL},
+					 {SQL_DECISIONS, 4, params, 0, NULL, NULL}};
 	struct trend_group g;
 	PGresult *failed = NULL, *r;
 	const char **names; /* of the change points' commits (2 each), then the decisions' */

@@ -232,10 +232,10 @@ int db_pipeline_send(PGconn *c, int n, const struct db_stmt *stmts)
 		int ok;
 
 		snprintf(name, sizeof(name), "k%d", idx[i]);
-		ok = idx[i] >= 0 ? PQsendQueryPrepared(c, name, st->nparams, st->params, NULL, NULL,
-						       st->binary)
-				 : PQsendQueryParams(c, st->sql, st->nparams, NULL, st->params, NULL,
-						     NULL, st->binary);
+		ok = idx[i] >= 0 ? PQsendQueryPrepared(c, name, st->nparams, st->params,
+						       st->lengths, st->formats, st->binary)
+				 : PQsendQueryParams(c, st->sql, st->nparams, NULL, st->params,
+						     st->lengths, st->formats, st->binary);
 		if (!ok)
 			break;
 	}
@@ -347,14 +347,14 @@ struct db_stmt db_prefer_index_stmt(int on)
 	static const char off[] = "SELECT set_config('enable_seqscan', 'off', false)";
 	static const char reset[] = "RESET enable_seqscan";
 
-	return (struct db_stmt){on ? off : reset, 0, NULL, 0};
+	return (struct db_stmt){on ? off : reset, 0, NULL, 0, NULL, NULL};
 }
 
 struct db_stmt db_prefer_index_local_stmt(void)
 {
 	static const char off[] = "SELECT set_config('enable_seqscan', 'off', true)";
 
-	return (struct db_stmt){off, 0, NULL, 0};
+	return (struct db_stmt){off, 0, NULL, 0, NULL, NULL};
 }
 
 void db_prefer_index(PGconn *c, int on)
@@ -364,7 +364,7 @@ void db_prefer_index(PGconn *c, int on)
 
 PGresult *db_exec_indexed(PGconn *c, const char *sql, int n, const char *const *params)
 {
-	const struct db_stmt st[3] = {db_prefer_index_stmt(1), {sql, n, params, 1},
+	const struct db_stmt st[3] = {db_prefer_index_stmt(1), {sql, n, params, 1, NULL, NULL},
 				      db_prefer_index_stmt(0)};
 
 	if (PQtransactionStatus(c) == PQTRANS_IDLE) { /* the pipeline's Sync resets it */

@@ -72,6 +72,9 @@ struct db_stmt {
 	int nparams;
 	const char *const *params;
 	int binary; /* results in binary format */
+	/* parameters: NULL, all text; else each one's length, and its format
+	 * (1: binary, as PostgreSQL's type_send writes it) */
+	const int *lengths, *formats;
 };
 int db_pipeline_send(PGconn *c, int n, const struct db_stmt *stmts);
 /* The next statement's result (never NULL; PQclear it). */

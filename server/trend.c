@@ -246,10 +246,10 @@ static int read_group(PGconn *c, const char *const *params, size_t min_commits,
 		 * setting: no RESET statement */
 		int local = PQtransactionStatus(c) == PQTRANS_IDLE, x = local ? 4 : 5;
 		struct db_stmt st[5 + TREND_EXTRA_MAX] = {
-			{COMMIT_CACHE_SQL_EPOCH, 0, NULL, 1},
-			{SQL_RUNS, 3, params, 1},
+			{COMMIT_CACHE_SQL_EPOCH, 0, NULL, 1, NULL, NULL},
+			{SQL_RUNS, 3, params, 1, NULL, NULL},
 			local ? db_prefer_index_local_stmt() : db_prefer_index_stmt(1),
-			{sql, np, params, 1},
+			{sql, np, params, 1, NULL, NULL},
 			db_prefer_index_stmt(0)};
 		PGresult *r[5 + TREND_EXTRA_MAX] = {0};
 		int n = x + nextra, rc = 0;

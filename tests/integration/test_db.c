@@ -34,7 +34,9 @@ Test(db, pipelined_statements_in_order_in_text_and_binary)
 	static const char sum[] = "SELECT $1::bigint + $2::bigint";
 	static const char word[] = "SELECT upper($1)";
 	const char *p1[] = {"40", "2"}, *p2[] = {"kperf"};
-	const struct db_stmt st[] = {{sum, 2, p1, 1}, {word, 1, p2, 0}, {sum, 2, p1, 0}};
+	const struct db_stmt st[] = {{sum, 2, p1, 1, NULL, NULL},
+				     {word, 1, p2, 0, NULL, NULL},
+				     {sum, 2, p1, 0, NULL, NULL}};
 	PGconn *c = db_get();
 	PGresult *r;
 
@@ -59,9 +61,9 @@ Test(db, pipelined_statements_in_order_in_text_and_binary)
 Test(db, a_failed_statement_fails_those_after_it_and_the_connection_goes_on)
 {
 	const char *p[] = {"0"};
-	const struct db_stmt st[] = {{"SELECT 1", 0, NULL, 0},
-				     {"SELECT 1 / $1::int", 1, p, 0},
-				     {"SELECT 3", 0, NULL, 0}};
+	const struct db_stmt st[] = {{"SELECT 1", 0, NULL, 0, NULL, NULL},
+				     {"SELECT 1 / $1::int", 1, p, 0, NULL, NULL},
+				     {"SELECT 3", 0, NULL, 0, NULL, NULL}};
 	PGconn *c = db_get();
 	PGresult *r;
 
