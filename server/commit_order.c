@@ -114,16 +114,26 @@ static size_t find_sha(const struct sha_index *x, const struct commit_node *node
 	return n;
 }
 
+/* 1 when the nodes are in order already: dates ascending and each parent
+ * before its children, as commits by id usually are. The earliest unplaced
+ * commit is then always ready, so the order is the input's. */
+static int in_order(const struct commit_node *nodes, const size_t *parent, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((parent[i] < n && parent[i] > i) || (i && !earlier(&nodes[i - 1], &nodes[i])))
+			return 0;
+	return 1;
+}
+
 void commit_order(struct commit_node *nodes, size_t n)
 {
 	size_t cap = n ? n : 1, k = 0;
-	struct commit_node *out = xmalloc(cap * sizeof(*out));
 	size_t *parent = xmalloc(cap * sizeof(*parent));
 	struct sha_index shas;
-	size_t *first_child = xmalloc((cap + 1) * sizeof(*first_child));
-	size_t *children = xmalloc(cap * sizeof(*children));
-	char *placed = xcalloc(cap, 1);
-	struct heap h = {nodes, xmalloc(cap * sizeof(size_t)), 0};
+	struct commit_node *out;
+	size_t *first_child, *children;
+	char *placed;
+	struct heap h = {nodes, NULL, 0};
 
 	sha_index_build(&shas, nodes, n);
 	/* parent[i]: index of i's parent among the nodes, or n */
@@ -131,6 +141,15 @@ void commit_order(struct commit_node *nodes, size_t n)
 		parent[i] = nodes[i].parent ? find_sha(&shas, nodes, nodes[i].parent, i, n) : n;
 	free(shas.slot);
 	free(shas.next);
+	if (in_order(nodes, parent, n)) {
+		free(parent);
+		return;
+	}
+	out = xmalloc(cap * sizeof(*out));
+	first_child = xmalloc((cap + 1) * sizeof(*first_child));
+	children = xmalloc(cap * sizeof(*children));
+	placed = xcalloc(cap, 1);
+	h.v = xmalloc(cap * sizeof(size_t));
 	/* children of each node, grouped (counting sort by parent) */
 	memset(first_child, 0, (cap + 1) * sizeof(*first_child));
 	for (size_t i = 0; i < n; i++)

@@ -2,7 +2,8 @@
  * test_commit_order.c - commit_order against the plain O(n^2) statement of
  * its rule (among commits whose parent is placed, the earliest first; in a
  * cycle, the earliest left), on chains, forks, duplicates, cycles and
- * unknown parents, and a branch of 20,000 commits.
+ * unknown parents, inputs in order already (or all but one), and a branch
+ * of 20,000 commits.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -62,7 +63,10 @@ Test(commit_order, equals_the_rule_on_random_graphs)
 
 	for (int round = 0; round < 300; round++) {
 		size_t n = 1 + (size_t)(rand_r(&seed) % 400);
-		int shapes = round % 4; /* 0 chain-ish, 1 forks, 2 duplicates + cycles, 3 sparse */
+		/* 0 chain-ish, 1 forks, 2 duplicates + cycles, 3 sparse, 4 in order
+		 * already (dates ascending with ties, parents earlier), 5 the same
+		 * with one parent or one date out of order */
+		int shapes = round % 6;
 		for (size_t i = 0; i < n; i++) {
 			int r = rand_r(&seed);
 			snprintf(shas[i], sizeof(shas[i]), "%zx", shapes == 2 ? i % (n / 2 + 1) : i);
@@ -71,10 +75,22 @@ Test(commit_order, equals_the_rule_on_random_graphs)
 				a[i].parent = i && r % 5 ? shas[i - 1] : NULL;
 			else if (shapes == 3)
 				a[i].parent = r % 3 ? "ffffff" : shas[(size_t)r % n];
+			else if (shapes >= 4)
+				a[i].parent = i && r % 4 ? shas[(size_t)(r / 4) % i] : NULL;
 			else
 				a[i].parent = r % 7 ? shas[(size_t)(r / 7) % n] : NULL;
-			a[i].when = (double)(rand_r(&seed) % (shapes == 1 ? 5 : 1000));
+			if (shapes >= 4)
+				a[i].when = (double)(i / 3);
+			else
+				a[i].when = (double)(rand_r(&seed) % (shapes == 1 ? 5 : 1000));
 			a[i].index = i;
+		}
+		if (shapes == 5 && n > 2) {
+			size_t i = 1 + (size_t)rand_r(&seed) % (n - 1);
+			if (round % 12 == 5)
+				a[i - 1].when = a[i].when + 1; /* a date out of order */
+			else
+				a[i - 1].parent = shas[i]; /* a parent after its child */
 		}
 		memcpy(b, a, n * sizeof(*a));
 		commit_order(a, n);
