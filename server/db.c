@@ -350,11 +350,14 @@ struct db_stmt db_prefer_index_stmt(int on)
 	return (struct db_stmt){on ? off : reset, 0, NULL, 0, NULL, NULL};
 }
 
-struct db_stmt db_prefer_index_local_stmt(void)
+struct db_stmt db_prefer_index_local_stmt(int generic)
 {
 	static const char off[] = "SELECT set_config('enable_seqscan', 'off', true)";
+	static const char off_generic[] =
+		"SELECT set_config('enable_seqscan', 'off', true),"
+		" set_config('plan_cache_mode', 'force_generic_plan', true)";
 
-	return (struct db_stmt){off, 0, NULL, 0, NULL, NULL};
+	return (struct db_stmt){generic ? off_generic : off, 0, NULL, 0, NULL, NULL};
 }
 
 void db_prefer_index(PGconn *c, int on)
@@ -368,7 +371,7 @@ PGresult *db_exec_indexed(PGconn *c, const char *sql, int n, const char *const *
 				      db_prefer_index_stmt(0)};
 
 	if (PQtransactionStatus(c) == PQTRANS_IDLE) { /* the pipeline's Sync resets it */
-		const struct db_stmt local[2] = {db_prefer_index_local_stmt(), st[1]};
+		const struct db_stmt local[2] = {db_prefer_index_local_stmt(0), st[1]};
 		return db_exec_batch(c, 2, local, 1);
 	}
 	return db_exec_batch(c, 3, st, 1); /* one round trip */

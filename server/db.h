@@ -90,9 +90,17 @@ PGresult *db_exec_batch(PGconn *c, int n, const struct db_stmt *stmts, int keep)
 void db_prefer_index(PGconn *c, int on);
 /* The statement db_prefer_index runs, for a pipeline. */
 struct db_stmt db_prefer_index_stmt(int on);
-/* Sequential scans off until the transaction ends: in a pipeline outside a
- * transaction block, its Sync ends it, so nothing needs resetting. */
-struct db_stmt db_prefer_index_local_stmt(void);
+/*
+ * Sequential scans off until the transaction ends: in a pipeline outside a
+ * transaction block, its Sync ends it, so nothing needs resetting. With
+ * generic, generic plans too for the statements that follow: for the trend's
+ * samples (the month is not in their condition) a plan made for each
+ * request's parameters was the same plan over every monthly partition, made
+ * anew (~0.5 ms of binding for 76 months, the change points' and decisions'
+ * ~0.4 ms more); PostgreSQL's time per 2,000-point trend fell from ~3.5 to
+ * ~3.0 ms, the answers byte for byte the same.
+ */
+struct db_stmt db_prefer_index_local_stmt(int generic);
 int64_t db_int8(const PGresult *r, int row, int col);
 double db_float8(const PGresult *r, int row, int col);
 

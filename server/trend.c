@@ -40,19 +40,6 @@ static const char SQL_RUNS[] =
 	"  WHERE machine_id = $1 AND test_id = $2 AND variant_id = $3)" metric_cond \
 	" ORDER BY s.metric_id, s.run_id, s.iteration"
 static const char SQL_SAMPLES_METRIC[] = SQL_SAMPLES_OF(" AND s.metric_id = $4");
-/*
- * Before the samples, in a pipeline outside a transaction (its Sync resets
- * both): sequential scans off (as db_prefer_index_local_stmt), and generic
- * plans for the statements that follow. The month is not in the samples'
- * condition, so a plan made for the parameters is the same plan over every
- * partition, made anew at each request (~0.5 ms of binding for 76 months;
- * the change points' and decisions' ~0.4 ms more): PostgreSQL's time per
- * 2,000-point trend fell from ~3.5 to ~3.0 ms, the answers byte for byte
- * the same.
- */
-static const char SQL_READ_SETTINGS[] =
-	"SELECT set_config('enable_seqscan', 'off', true),"
-	" set_config('plan_cache_mode', 'force_generic_plan', true)";
 static const char SQL_SAMPLES_ALL[] = SQL_SAMPLES_OF("");
 
 enum { RUN_ID, RUN_COMMIT, RUN_RECEIVED, RUN_RUN_ID };
@@ -261,8 +248,7 @@ static int read_group(PGconn *c, const char *const *params, size_t min_commits,
 		struct db_stmt st[5 + TREND_EXTRA_MAX] = {
 			{COMMIT_CACHE_SQL_EPOCH, 0, NULL, 1, NULL, NULL},
 			{SQL_RUNS, 3, params, 1, NULL, NULL},
-			local ? (struct db_stmt){SQL_READ_SETTINGS, 0, NULL, 0, NULL, NULL}
-			      : db_prefer_index_stmt(1),
+			local ? db_prefer_index_local_stmt(1) : db_prefer_index_stmt(1),
 			{sql, np, params, 1, NULL, NULL},
 			db_prefer_index_stmt(0)};
 		PGresult *r[5 + TREND_EXTRA_MAX] = {0};

@@ -172,4 +172,20 @@ Test(db, a_read_by_index_leaves_the_planner_as_it_was)
 			PQclear(db_exec(c, "COMMIT", 0, NULL));
 		cr_expect_str_eq(seqscan(c, v, sizeof(v)), "on", "in_tx %d", in_tx);
 	}
+	/* with generic plans too (the trend's pipeline): both hold for the
+	 * statements after it, and both are back once the pipeline ends */
+	{
+		static const char both[] = "SELECT current_setting('enable_seqscan')"
+					   " || ' ' || current_setting('plan_cache_mode')";
+		const struct db_stmt st[2] = {db_prefer_index_local_stmt(1),
+					      {both, 0, NULL, 0, NULL, NULL}};
+		r = db_exec_batch(c, 2, st, 1);
+		cr_assert(db_ok(r), "%s", PQresultErrorMessage(r));
+		cr_expect_str_eq(PQgetvalue(r, 0, 0), "off force_generic_plan");
+		PQclear(r);
+		r = db_exec(c, both, 0, NULL);
+		cr_assert(db_ok(r), "%s", PQresultErrorMessage(r));
+		cr_expect_str_eq(PQgetvalue(r, 0, 0), "on auto");
+		PQclear(r);
+	}
 }
