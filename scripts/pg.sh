@@ -5,6 +5,12 @@
 #   pg.sh start DIR PORT     initdb on first use, then start; socket in DIR/sock
 #   pg.sh stop DIR           fast shutdown, when running
 #   pg.sh createdb DIR PORT NAME
+#   pg.sh standby PRIMARY_DIR PRIMARY_PORT DIR PORT NAME
+#                            a hot standby of the primary, made with
+#                            pg_basebackup -R and started; it connects as NAME
+#                            (cluster_name), the name synchronous_standby_names uses
+#   pg.sh promote DIR        make a standby the primary (pg_ctl promote, waits)
+#   pg.sh kill DIR           SIGKILL to the postmaster (a crash, not a stop)
 # Layout: DIR/data (0700), DIR/sock (the Unix socket, no TCP), DIR/log.
 # initdb refuses to run as root: as root the cluster belongs to the postgres
 # user (or a "kperf" system user when postgres does not exist).
@@ -22,6 +28,21 @@ owner() {
 
 as_owner() {
 	if [ "$(id -u)" = 0 ]; then runuser -u "$(owner)" -- "$@"; else "$@"; fi
+}
+
+# Wait up to $2 tenths of a second while a process works in cluster $1's data
+# directory (a server's processes all have it as their working directory).
+orphans() {
+	data=$(cd "$1/data" && pwd -P)
+	for _ in $(seq "$2"); do
+		busy=0
+		for p in /proc/[0-9]*; do
+			[ "$(readlink "$p/cwd" 2>/dev/null)" = "$data" ] && { busy=1; break; }
+		done
+		[ $busy = 0 ] && return 0
+		sleep 0.1
+	done
+	return 0
 }
 
 cmd=${1:-}
@@ -45,9 +66,20 @@ start)
 		as_owner "$BIN/initdb" -D "$dir/data" -U kperf --auth=trust -E UTF8 --no-locale >"$dir/initdb.log" 2>&1 ||
 			{ cat "$dir/initdb.log" >&2; exit 1; }
 	fi
+	# A killed postmaster can linger as a zombie until its parent reaps it;
+	# its postmaster.pid then looks held (pg_ctl and the postmaster both ask
+	# kill(pid, 0)) though nothing runs: the file is stale.
+	pid=$(head -n 1 "$dir/data/postmaster.pid" 2>/dev/null || true)
+	if [ -n "$pid" ] && { [ ! -r "/proc/$pid/stat" ] ||
+		[ "$(sed 's/.*) //' "/proc/$pid/stat" | cut -d' ' -f1)" = Z ]; }; then
+		rm -f "$dir/data/postmaster.pid" "$dir/sock/.s.PGSQL.$port.lock"
+	fi
 	if as_owner "$BIN/pg_ctl" -D "$dir/data" status >/dev/null 2>&1; then
 		exit 0
 	fi
+	# After a kill the old server's backends exit once they notice; until
+	# then its shared memory is in use and a new postmaster refuses to start.
+	orphans "$dir" 100
 	# setsid: Ctrl-C in the terminal stops kperfd, and run.sh stops the cluster.
 	as_owner setsid "$BIN/pg_ctl" -D "$dir/data" -l "$dir/log" -w -t 60 \
 		-o "-k $dir/sock -p $port -c listen_addresses='' ${KPERF_PG_OPTIONS:-}" start >/dev/null ||
@@ -66,8 +98,31 @@ createdb)
 		"$BIN/createdb" -h "$dir/sock" -p "$port" -U kperf "$name"
 	fi
 	;;
+standby)
+	primary=$2 pport=$3 dir=$4 port=$5 name=$6
+	mkdir -p "$dir/sock"
+	[ "$(id -u)" = 0 ] && chown "$(owner)" "$dir" "$dir/sock"
+	if [ ! -f "$dir/data/PG_VERSION" ]; then
+		as_owner "$BIN/pg_basebackup" -h "$primary/sock" -p "$pport" -U kperf -D "$dir/data" \
+			-R -X stream -c fast >"$dir/basebackup.log" 2>&1 ||
+			{ cat "$dir/basebackup.log" >&2; exit 1; }
+	fi
+	as_owner setsid "$BIN/pg_ctl" -D "$dir/data" -l "$dir/log" -w -t 60 \
+		-o "-k $dir/sock -p $port -c listen_addresses='' -c cluster_name=$name ${KPERF_PG_OPTIONS:-}" \
+		start >/dev/null || { tail -n 20 "$dir/log" >&2; exit 1; }
+	;;
+promote)
+	dir=$2
+	as_owner "$BIN/pg_ctl" -D "$dir/data" -w -t 60 promote >/dev/null
+	;;
+kill)
+	dir=$2
+	pid=$(head -n 1 "$dir/data/postmaster.pid" 2>/dev/null || true)
+	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null || true
+	;;
 *)
-	echo "usage: pg.sh dir PREFERRED | start DIR PORT | stop DIR | createdb DIR PORT NAME" >&2
+	echo "usage: pg.sh dir PREFERRED | start DIR PORT | stop DIR | createdb DIR PORT NAME" \
+		"| standby PRIMARY_DIR PRIMARY_PORT DIR PORT NAME | promote DIR | kill DIR" >&2
 	exit 2
 	;;
 esac

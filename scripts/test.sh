@@ -17,6 +17,10 @@ pgport=$((55000 + $$ % 1000))
 cleanup() {
 	pkill -f -- "--port-file $tmp/" 2>/dev/null || true
 	scripts/pg.sh stop "$tmp/pg" || true
+	# clusters of tests that stopped half-way (failover tests make their own)
+	for d in "$tmp"/*/; do
+		[ -f "$d/data/PG_VERSION" ] && { scripts/pg.sh stop "$d" || true; }
+	done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT

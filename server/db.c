@@ -6,6 +6,12 @@
  * connections to kperfd never becomes a burst of PostgreSQL backends.
  * kperfd keeps no state beside the database: a lost connection is reopened on
  * the next statement; requests in between answer 503.
+ *
+ * A slot's PGconn is opened once and then only reset in place (PQreset), never
+ * freed while a thread holds the slot: a caller's PGconn pointer stays valid
+ * for the whole request, also after a statement reconnected under it or the
+ * reconnect failed (it then reports the failure, from a live object). Only
+ * db_release, which ends the holder's use of it, closes a connection.
  */
 #include <endian.h>
 #include <pthread.h>
@@ -26,7 +32,7 @@ struct slot {
 	PGconn *conn;
 	const char *prepared[DB_PREPARED_MAX]; /* statement texts, by identity */
 	int nprepared;
-	int stuck; /* left in pipeline mode: replaced on the next db_get */
+	int stuck; /* broken or left in pipeline mode: reset on the next db_get */
 	struct slot *next; /* in the free list */
 };
 
@@ -91,9 +97,13 @@ void db_release(void)
 	if (!s)
 		return;
 	/* a connection left inside a transaction (a bug or a broken request) is
-	 * not handed to the next request as it is */
-	if (s->conn && (s->stuck || PQtransactionStatus(s->conn) != PQTRANS_IDLE))
-		db_drop();
+	 * not handed to the next request as it is; its holder is done with it */
+	if (s->conn && (s->stuck || PQtransactionStatus(s->conn) != PQTRANS_IDLE)) {
+		PQfinish(s->conn);
+		s->conn = NULL;
+		s->nprepared = 0;
+		s->stuck = 0;
+	}
 	mine = NULL;
 	pthread_setspecific(slot_key, NULL);
 	pthread_mutex_lock(&pool_lock);
@@ -142,19 +152,32 @@ static void notice_ignore(void *arg, const char *msg)
 	(void)msg;
 }
 
+/* The slot's connection, opened on first use, and after it broke reopened
+ * in place (the same PGconn: a holder's pointer stays valid). NULL when the
+ * server cannot be reached; s->conn then still describes the failure. */
 static PGconn *slot_connect(struct slot *s)
 {
-	char err[512];
-
 	if (s->conn && !s->stuck && PQstatus(s->conn) == CONNECTION_OK)
 		return s->conn;
-	db_drop();
-	s->conn = db_connect(db_conninfo ? db_conninfo : "", err, sizeof(err));
-	if (!s->conn) {
-		char *nl = strchr(err, '\n');
-		if (nl)
-			*nl = '\0';
-		log_error("database unreachable: %s", err);
+	s->nprepared = 0; /* a new session: nothing is prepared on it */
+	s->stuck = 0;
+	if (s->conn) {
+		PQreset(s->conn); /* leaves pipeline mode, forgets the old session */
+	} else {
+		char err[512];
+		s->conn = db_connect(db_conninfo ? db_conninfo : "", err, sizeof(err));
+		if (!s->conn) {
+			char *nl = strchr(err, '\n');
+			if (nl)
+				*nl = '\0';
+			log_error("database unreachable: %s", err);
+			return NULL;
+		}
+	}
+	if (PQstatus(s->conn) != CONNECTION_OK) {
+		const char *m = PQerrorMessage(s->conn);
+		log_error("database unreachable: %.*s", (int)strcspn(m, "\n"), m);
+		s->stuck = 1;
 		return NULL;
 	}
 	PQsetNoticeProcessor(s->conn, notice_ignore, NULL);
@@ -175,13 +198,8 @@ PGconn *db_try_get(void)
 
 void db_drop(void)
 {
-	if (!mine)
-		return;
-	if (mine->conn)
-		PQfinish(mine->conn);
-	mine->conn = NULL;
-	mine->nprepared = 0;
-	mine->stuck = 0;
+	if (mine && mine->conn)
+		mine->stuck = 1;
 }
 
 static int prepared_index(const char *sql)
@@ -318,16 +336,14 @@ static PGresult *exec_retry(PGconn *c, const char *sql, int n, const char *const
 	if (!r)
 		r = PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
 	if (!db_ok(r) && idle && mine && c == mine->conn && PQstatus(c) == CONNECTION_BAD) {
-		/* The server restarted since this connection was opened: one retry. */
-		PGconn *fresh;
+		/* The server restarted since this connection was opened: one retry,
+		 * on c reopened in place (the caller goes on using c). */
 		PQclear(r);
-		db_drop();
-		fresh = db_get();
-		if (!fresh)
-			return PQmakeEmptyPGresult(NULL, PGRES_FATAL_ERROR);
-		r = exec_once(fresh, sql, n, params, binary);
+		if (!slot_connect(mine))
+			return PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR); /* c's error */
+		r = exec_once(c, sql, n, params, binary);
 		if (!r)
-			r = PQmakeEmptyPGresult(fresh, PGRES_FATAL_ERROR);
+			r = PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
 	}
 	return r;
 }

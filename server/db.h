@@ -30,7 +30,8 @@ PGconn *db_try_get(void);
 /* Give the calling thread's connection back to the pool (idle, kept open). */
 void db_release(void);
 
-/* Close the calling thread's connection after breakage (it stays taken). */
+/* Mark the calling thread's connection broken: the next db_get reopens it
+ * in place (a PGconn the thread holds stays a valid object). */
 void db_drop(void);
 
 /* A new connection outside the per-thread cache (CLI, migrations); NULL on failure. */

@@ -69,7 +69,7 @@ static void *mailer_main(void *arg)
 		if (rc <= 0)
 			usleep(rc < 0 ? 4 * MAILER_POLL_US : MAILER_POLL_US);
 	}
-	db_drop();
+	db_release();
 	return NULL;
 }
 

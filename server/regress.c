@@ -584,7 +584,7 @@ static void *worker_main(void *arg)
 		if (rc <= 0)
 			usleep(rc < 0 ? 5 * REGRESS_POLL_US : REGRESS_POLL_US);
 	}
-	db_drop();
+	db_release();
 	return NULL;
 }
 

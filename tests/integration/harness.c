@@ -39,7 +39,8 @@ static void admin_exec(const char *pg, const char *sql)
 	c = PQconnectdb(conninfo);
 	cr_assert_eq(PQstatus(c), CONNECTION_OK, "test cluster: %s", PQerrorMessage(c));
 	r = PQexec(c, sql);
-	cr_assert_eq(PQresultStatus(r), PGRES_COMMAND_OK, "%s: %s", sql, PQresultErrorMessage(r));
+	cr_assert(PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK,
+		  "%s: %s", sql, PQresultErrorMessage(r));
 	PQclear(r);
 	PQfinish(c);
 }
@@ -204,6 +205,30 @@ void pg_cluster_start(struct pg_cluster *cl, const char *name, const char *optio
 	snprintf(cl->dir, sizeof(cl->dir), "%s/%s-%d", tmp, name, (int)getpid());
 	cr_assert_eq(pg_cluster_ctl(cl, "start"), 0, "cannot start a cluster in %s", cl->dir);
 	snprintf(cl->pg, sizeof(cl->pg), "host=%s/sock port=%d user=kperf", cl->dir, cl->port);
+}
+
+void pg_cluster_standby(struct pg_cluster *sb, const struct pg_cluster *primary,
+			const char *name, const char *options)
+{
+	const char *tmp = getenv("KPERF_TEST_TMP") ? getenv("KPERF_TEST_TMP") : "/tmp";
+	char cmd[2400];
+
+	if (!sb->dir[0]) {
+		memset(sb, 0, sizeof(*sb));
+		sb->port = harness_free_port();
+		snprintf(sb->dir, sizeof(sb->dir), "%s/%s-%d", tmp, name, (int)getpid());
+	}
+	sb->options = options;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/data' && %s%s%sscripts/pg.sh standby %s %d %s %d %s",
+		 sb->dir, options ? "KPERF_PG_OPTIONS='" : "", options ? options : "",
+		 options ? "' " : "", primary->dir, primary->port, sb->dir, sb->port, name);
+	cr_assert_eq(system(cmd), 0, "cannot make a standby in %s", sb->dir);
+	snprintf(sb->pg, sizeof(sb->pg), "host=%s/sock port=%d user=kperf", sb->dir, sb->port);
+}
+
+void pg_cluster_exec(const struct pg_cluster *cl, const char *sql)
+{
+	admin_exec(cl->pg, sql);
 }
 
 static int port_open(int port)

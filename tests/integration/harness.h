@@ -61,6 +61,16 @@ struct pg_cluster {
 };
 void pg_cluster_start(struct pg_cluster *cl, const char *name, const char *options);
 int pg_cluster_ctl(const struct pg_cluster *cl, const char *verb);
+/*
+ * A hot standby of primary (pg.sh standby: pg_basebackup -R), in sb's own
+ * directory and port when sb->dir is set (made again there after a
+ * failover), else a new one named name; it connects to the primary as name
+ * (what synchronous_standby_names names). Asserts it started.
+ */
+void pg_cluster_standby(struct pg_cluster *sb, const struct pg_cluster *primary,
+			const char *name, const char *options);
+/* Run sql on the cluster's postgres database; asserts it worked. */
+void pg_cluster_exec(const struct pg_cluster *cl, const char *sql);
 
 /* A free port on 127.0.0.1 outside the ephemeral range. */
 int harness_free_port(void);

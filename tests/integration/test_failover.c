@@ -1,0 +1,258 @@
+/*
+ * test_failover.c - PostgreSQL killed under a stream of posts (SIGKILL to
+ * the postmaster, a crash, not a stop): the cluster restarted, and a
+ * synchronous hot standby promoted in its place, several times in a row
+ * under one kperfd. kperfd must not crash (issue 16: a connection freed by
+ * a reconnect while its request still used it), must answer 503 in the
+ * outage and write again afterwards without a restart, and must lose no
+ * acknowledged run nor store one twice.
+ */
+#include <criterion/criterion.h>
+#include <curl/curl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define POSTERS 8
+#define MAX_RUNS 20000
+
+/* synchronous_commit on: a COMMIT is acknowledged once the standby has it */
+#define PRIMARY_OPTS                                                                  \
+	"-c fsync=off -c full_page_writes=off -c max_connections=100"                  \
+	" -c synchronous_commit=on -c synchronous_standby_names=kperf_sb"
+#define STANDBY_OPTS "-c fsync=off -c full_page_writes=off -c max_connections=100"
+
+struct poster {
+	const struct kperfd *k;
+	int id, round;
+	atomic_int *stop, *after; /* after: set once the database is back */
+	unsigned char *acked;     /* by run number */
+	int n, n503, other, acked_after;
+	long last_other;
+};
+
+static size_t discard(char *d, size_t s, size_t n, void *a)
+{
+	(void)d;
+	(void)a;
+	return s * n;
+}
+
+/* Post one small run per request on a keep-alive connection; a run answered
+ * 503 or not answered at all is posted again under the same run_id. */
+static void *poster_main(void *arg)
+{
+	struct poster *p = arg;
+	CURL *h = curl_easy_init();
+	struct curl_slist *hdr = NULL;
+	char url[128], body[512];
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/api/v1/runs", p->k->port);
+	hdr = curl_slist_append(hdr, "Content-Type: application/json");
+	hdr = curl_slist_append(hdr, "Authorization: Bearer " TOKEN_COLLECTOR);
+	hdr = curl_slist_append(hdr, "Expect:");
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
+	for (int i = 0; i < MAX_RUNS && !atomic_load(p->stop);) {
+		long status = 0;
+		snprintf(body, sizeof(body),
+			 "{\"run_id\":\"f%d-c%d-r%d\",\"machine\":{\"name\":\"fm%d\"},"
+			 "\"kernel\":{\"commit\":\"1431d4d11abb265e79cd44bed2f5ea93f1bcc57b\"},"
+			 "\"test\":{\"suite\":\"will-it-scale\",\"params\":{\"nr_task\":\"1\"}},"
+			 "\"metrics\":{\"will-it-scale.per_process_ops\":%d}}",
+			 p->round, p->id, i, p->id, 1000 + i);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+		if (curl_easy_perform(h) == CURLE_OK)
+			curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+		if (status == 201 || status == 200) {
+			p->acked[i] = 1;
+			p->acked_after += atomic_load(p->after);
+			p->n = ++i;
+		} else if (status == 503 || status == 0) {
+			p->n503++;
+			usleep(20000); /* the same run again */
+		} else {
+			p->other++;
+			p->last_other = status;
+			p->n = ++i;
+		}
+	}
+	curl_slist_free_all(hdr);
+	curl_easy_cleanup(h);
+	return NULL;
+}
+
+static void sleep_ms(int ms)
+{
+	usleep((useconds_t)ms * 1000);
+}
+
+/* kperfd is still running (not killed by a signal, not exited). */
+static void expect_alive(const struct kperfd *k, int round)
+{
+	int status = 0;
+	pid_t w = waitpid(k->pid, &status, WNOHANG);
+
+	cr_assert_eq(w, 0, "round %d: kperfd died (%s %d); see %s", round,
+		     WIFSIGNALED(status) ? "signal" : "exit status",
+		     WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), k->log);
+}
+
+/*
+ * One round: posters for a while, then outage(), then posters on until some
+ * runs were acknowledged after it. Every acknowledged run is stored exactly
+ * once; runs answered otherwise are none.
+ */
+static void round_under_load(const struct kperfd *k, int round, void (*outage)(void *),
+			     void *arg)
+{
+	struct poster p[POSTERS];
+	pthread_t th[POSTERS];
+	atomic_int stop = 0, after = 0;
+	int acked_after = 0, acked = 0, n503 = 0;
+
+	for (int i = 0; i < POSTERS; i++) {
+		memset(&p[i], 0, sizeof(p[i]));
+		p[i].k = k;
+		p[i].id = i;
+		p[i].round = round;
+		p[i].stop = &stop;
+		p[i].after = &after;
+		p[i].acked = calloc(MAX_RUNS, 1);
+		pthread_create(&th[i], NULL, poster_main, &p[i]);
+	}
+	sleep_ms(1500);
+	outage(arg);
+	atomic_store(&after, 1);
+	for (int waited = 0; waited < 30000; waited += 100) {
+		int sum = 0;
+		for (int i = 0; i < POSTERS; i++)
+			sum += p[i].acked_after;
+		if (sum >= 4 * POSTERS && waited >= 1000)
+			break;
+		sleep_ms(100);
+	}
+	atomic_store(&stop, 1);
+	for (int i = 0; i < POSTERS; i++)
+		pthread_join(th[i], NULL);
+	expect_alive(k, round);
+
+	{
+		PGconn *c = harness_db(k);
+		for (int i = 0; i < POSTERS; i++) {
+			cr_expect_eq(p[i].other, 0, "round %d poster %d: %d answers neither 2xx nor 503 (last %ld)",
+				     round, i, p[i].other, p[i].last_other);
+			acked_after += p[i].acked_after;
+			n503 += p[i].n503;
+			for (int r = 0; r < p[i].n; r++) {
+				char id[64];
+				const char *params[1] = {id};
+				PGresult *res;
+				if (!p[i].acked[r])
+					continue;
+				acked++;
+				snprintf(id, sizeof(id), "f%d-c%d-r%d", round, i, r);
+				res = PQexecParams(c, "SELECT count(*) FROM run WHERE run_id = $1", 1,
+						   NULL, params, NULL, NULL, 0);
+				cr_expect_str_eq(PQgetvalue(res, 0, 0), "1",
+						 "round %d: run %s acknowledged, stored %s times", round,
+						 id, PQgetvalue(res, 0, 0));
+				PQclear(res);
+			}
+			free(p[i].acked);
+		}
+		PQfinish(c);
+	}
+	cr_expect_gt(n503, 0, "round %d: no 503 (or dropped request) during the outage", round);
+	cr_expect_geq(acked_after, 4 * POSTERS,
+		      "round %d: only %d runs acknowledged after the database came back", round,
+		      acked_after);
+	cr_expect_eq(harness_count(k, "SELECT count(*) FROM run"),
+		     harness_count(k, "SELECT count(DISTINCT run_id) FROM run"));
+	cr_log_info("round %d: %d runs acknowledged (%d after the outage), %d retries\n", round,
+		    acked, acked_after, n503);
+}
+
+static void kill_and_restart(void *arg)
+{
+	struct pg_cluster *cl = arg;
+
+	cr_assert_eq(pg_cluster_ctl(cl, "kill"), 0);
+	sleep_ms(1500);
+	cr_assert_eq(pg_cluster_ctl(cl, "start"), 0, "the killed cluster did not start again");
+}
+
+Test(failover, postmaster_killed_and_restarted, .timeout = 300)
+{
+	struct pg_cluster pgc;
+	struct kperfd k;
+	const char *env[] = {"KPERF_THREADS=8", NULL};
+
+	curl_global_init(CURL_GLOBAL_ALL);
+	pg_cluster_start(&pgc, "pgkill", STANDBY_OPTS);
+	kperfd_env(env);
+	kperfd_start(&k, pgc.pg);
+	kperfd_env(NULL);
+	for (int round = 0; round < 3; round++)
+		round_under_load(&k, round, kill_and_restart, &pgc);
+	kperfd_stop(&k);
+	pg_cluster_ctl(&pgc, "stop");
+}
+
+struct pair {
+	struct pg_cluster *primary, *standby;
+};
+
+/* SIGKILL to the primary's postmaster; the standby promoted 1.5 s later. */
+static void kill_and_promote(void *arg)
+{
+	struct pair *pr = arg;
+	struct pg_cluster *t;
+
+	cr_assert_eq(pg_cluster_ctl(pr->primary, "kill"), 0);
+	sleep_ms(1500);
+	cr_assert_eq(pg_cluster_ctl(pr->standby, "promote"), 0, "promotion failed");
+	t = pr->primary;
+	pr->primary = pr->standby;
+	pr->standby = t;
+}
+
+Test(failover, primary_killed_standby_promoted, .timeout = 300)
+{
+	struct pg_cluster a, b = {0};
+	struct pair pr = {&a, &b};
+	struct kperfd k;
+	char pg[1600];
+	const char *env[] = {"KPERF_THREADS=8", NULL};
+
+	curl_global_init(CURL_GLOBAL_ALL);
+	pg_cluster_start(&a, "pgfa", PRIMARY_OPTS);
+	pg_cluster_standby(&b, &a, "kperf_sb", STANDBY_OPTS);
+	snprintf(pg, sizeof(pg),
+		 "host=%s/sock,%s/sock port=%d,%d user=kperf target_session_attrs=read-write",
+		 a.dir, b.dir, a.port, b.port);
+	kperfd_env(env);
+	kperfd_start(&k, pg);
+	kperfd_env(NULL);
+	for (int round = 0; round < 3; round++) {
+		round_under_load(&k, round, kill_and_promote, &pr);
+		/* the killed primary comes back as the new primary's synchronous standby */
+		pg_cluster_standby(pr.standby, pr.primary, "kperf_sb", STANDBY_OPTS);
+		pg_cluster_exec(pr.primary,
+				"ALTER SYSTEM SET synchronous_standby_names = 'kperf_sb'");
+		pg_cluster_exec(pr.primary, "SELECT pg_reload_conf()");
+	}
+	kperfd_stop(&k);
+	pg_cluster_ctl(&a, "stop");
+	pg_cluster_ctl(&b, "stop");
+}
