@@ -54,13 +54,39 @@ static int opt_string(json_t *body, const char *key, size_t max, const char **ou
 	return 1;
 }
 
+/*
+ * A subscription is stored unless the address (in any case) already has an
+ * active one with the same filters (globs and verdicts as sets): then that
+ * one is answered (200), so a repeated POST never doubles a reader's mail.
+ * The address's lock makes two identical POSTs at once store one.
+ */
+static const char SQL_ADDRESS_LOCK[] =
+	"SELECT pg_advisory_xact_lock(hashtext('kperf.subscription:' || lower($1)))";
 static const char SQL_INSERT[] =
-	"INSERT INTO subscription (email, focus, series, suite, metric, metric_like, machine,"
-	" files, files_like, min_change_pct, verdicts, delivery)"
-	" VALUES ($1, $2, $3, $4, $5, $6, $7,"
-	" CASE WHEN $8::jsonb IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text($8::jsonb)) END,"
-	" CASE WHEN $9::jsonb IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text($9::jsonb)) END,"
-	" $10::float8, ARRAY(SELECT jsonb_array_elements_text($11::jsonb)), $12) RETURNING id";
+	"WITH n AS (SELECT $1::text AS email, $2::text AS focus, $3::text AS series,"
+	"  $4::text AS suite, $5::text AS metric, $6::text AS metric_like, $7::text AS machine,"
+	"  CASE WHEN $8::jsonb IS NULL THEN NULL"
+	"   ELSE ARRAY(SELECT jsonb_array_elements_text($8::jsonb)) END AS files,"
+	"  CASE WHEN $9::jsonb IS NULL THEN NULL"
+	"   ELSE ARRAY(SELECT jsonb_array_elements_text($9::jsonb)) END AS files_like,"
+	"  $10::float8 AS min_change_pct,"
+	"  ARRAY(SELECT jsonb_array_elements_text($11::jsonb)) AS verdicts, $12::text AS delivery),"
+	" old AS (SELECT s.id FROM subscription s, n WHERE s.unsubscribed_at IS NULL"
+	"  AND lower(s.email) = lower(n.email) AND s.focus IS NOT DISTINCT FROM n.focus"
+	"  AND s.series IS NOT DISTINCT FROM n.series AND s.suite IS NOT DISTINCT FROM n.suite"
+	"  AND s.metric IS NOT DISTINCT FROM n.metric AND s.machine IS NOT DISTINCT FROM n.machine"
+	"  AND s.min_change_pct IS NOT DISTINCT FROM n.min_change_pct AND s.delivery = n.delivery"
+	"  AND (SELECT array_agg(DISTINCT x ORDER BY x) FROM unnest(s.files) x)"
+	"   IS NOT DISTINCT FROM (SELECT array_agg(DISTINCT x ORDER BY x) FROM unnest(n.files) x)"
+	"  AND (SELECT array_agg(DISTINCT x ORDER BY x) FROM unnest(s.verdicts) x)"
+	"   = (SELECT array_agg(DISTINCT x ORDER BY x) FROM unnest(n.verdicts) x)"
+	"  ORDER BY s.id LIMIT 1),"
+	" ins AS (INSERT INTO subscription (email, focus, series, suite, metric, metric_like,"
+	"  machine, files, files_like, min_change_pct, verdicts, delivery)"
+	"  SELECT email, focus, series, suite, metric, metric_like, machine, files, files_like,"
+	"  min_change_pct, verdicts, delivery FROM n WHERE NOT EXISTS (SELECT 1 FROM old)"
+	"  RETURNING id)"
+	" SELECT id, true FROM ins UNION ALL SELECT id, false FROM old";
 
 #define SUB_JSON                                                                               \
 	"jsonb_build_object('id', s.id, 'email', s.email, 'focus', s.focus, 'series', s.series," \
@@ -194,15 +220,21 @@ void api_subscriptions_post(struct request *rq, struct reply *rp)
 		reply_unavailable(rp);
 		goto out;
 	}
-	r = db_exec(c, SQL_INSERT, 12, params);
-	if (!db_ok(r)) {
+	{
+		const struct db_stmt st[4] = {{"BEGIN", 0, NULL, 0, NULL, NULL},
+					      {SQL_ADDRESS_LOCK, 1, params, 0, NULL, NULL},
+					      {SQL_INSERT, 12, params, 0, NULL, NULL},
+					      {"COMMIT", 0, NULL, 0, NULL, NULL}};
+		r = db_exec_batch(c, 4, st, 2);
+	}
+	if (!db_ok(r) || PQntuples(r) != 1) {
 		reply_db_error(rp, c, r, "storing the subscription");
 	} else {
 		const char *p1[1] = {PQgetvalue(r, 0, 0)};
 		PGresult *one = db_exec(c, "SELECT " SUB_JSON "::text FROM subscription s WHERE id = $1",
 					1, p1);
 		if (db_ok(one) && PQntuples(one) == 1) {
-			rp->status = 201;
+			rp->status = strcmp(PQgetvalue(r, 0, 1), "t") ? 200 : 201;
 			rp->content_type = "application/json";
 			buf_puts(&rp->body, PQgetvalue(one, 0, 0));
 			if (json_array_size(ignored)) {
@@ -267,22 +299,46 @@ void api_subscription_delete(struct request *rq, struct reply *rp)
 	PQclear(r);
 }
 
-/* The link's token must equal the one computed with the database's secret. */
+/* The link's token must equal the one computed with the database's secret
+ * over its list of subscription ids ("7", or "3,7" for a message that served
+ * several subscriptions of one address). */
 static const char SQL_UNSUBSCRIBE[] =
 	"UPDATE subscription s SET unsubscribed_at = coalesce(s.unsubscribed_at, now())"
-	" FROM kperf_secret k WHERE s.id = $1::bigint AND k.name = 'unsubscribe'"
+	" FROM kperf_secret k WHERE s.id = ANY (string_to_array($1, ',')::bigint[])"
+	" AND k.name = 'unsubscribe'"
 	" AND left(encode(sha256(k.value || sha256(k.value || convert_to('unsubscribe:' || $1,"
 	" 'UTF8'))), 'hex'), 32) = $2 RETURNING s.id";
+
+/* "7" or "3,7": at most 64 positive ids, comma-separated. */
+static int id_list_ok(const char *s)
+{
+	int n = 0;
+
+	for (;;) {
+		size_t len = strspn(s, "0123456789");
+		char id[24];
+		int64_t v;
+		if (!len || len >= sizeof(id) || ++n > 64)
+			return 0;
+		snprintf(id, sizeof(id), "%.*s", (int)len, s);
+		if (parse_int64(id, 1, INT64_MAX, &v))
+			return 0;
+		s += len;
+		if (!*s)
+			return 1;
+		if (*s++ != ',')
+			return 0;
+	}
+}
 
 void api_unsubscribe(struct request *rq, struct reply *rp)
 {
 	const char *s = http_query(rq, "s"), *t = http_query(rq, "t");
 	const char *params[2] = {s, t};
-	int64_t id;
 	PGconn *c;
 	PGresult *r;
 
-	if (!s || !t || parse_int64(s, 1, INT64_MAX, &id) || strlen(t) != 32) {
+	if (!s || !t || !id_list_ok(s) || strlen(t) != 32) {
 		reply_error(rp, 400, "invalid", "t", "this unsubscribe link is not valid");
 		return;
 	}
@@ -300,7 +356,8 @@ void api_unsubscribe(struct request *rq, struct reply *rp)
 		rp->content_type = "text/html; charset=utf-8";
 		buf_puts(&rp->body, "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
 				    "<title>kperf: unsubscribed</title></head><body>"
-				    "<p>You will get no more mail from this kperf subscription.</p>"
+				    "<p>You will get no more mail from the kperf subscriptions"
+				    " of this link.</p>"
 				    "</body></html>\n");
 	}
 	PQclear(r);
@@ -308,7 +365,9 @@ void api_unsubscribe(struct request *rq, struct reply *rp)
 
 static const char SQL_ALERTS[] =
 	"WITH f AS (SELECT a.id, jsonb_build_object('id', a.id, 'email', s.email,"
-	"  'subscription', a.subscription_id, 'commit', c.sha, 'kind', a.kind, 'state', a.state,"
+	"  'subscription', a.subscription_id,"
+	"  'subscriptions', coalesce(a.subscription_ids, ARRAY[a.subscription_id]),"
+	"  'merged_into', a.merged_into, 'commit', c.sha, 'kind', a.kind, 'state', a.state,"
 	"  'due_at', a.due_at, 'attempts', a.attempts, 'last_error', a.last_error,"
 	"  'subject', a.subject, 'message_id', a.message_id, 'sent_at', a.sent_at) AS j"
 	" FROM alert a JOIN subscription s ON s.id = a.subscription_id"

@@ -49,6 +49,9 @@ export KPERF_BOOTSTRAP_ADMIN_TOKEN=${KPERF_BOOTSTRAP_ADMIN_TOKEN:-$(cat var/dev-
 echo "kperf: collector token in var/dev-collector-token, admin token in var/dev-admin-token" >&2
 echo "kperf: serving http://127.0.0.1:$port (Ctrl-C stops)" >&2
 
+# Links in alert mail (compare, triage, unsubscribe) open this instance.
+export KPERF_PUBLIC_URL=${KPERF_PUBLIC_URL:-http://${KPERF_LISTEN:-127.0.0.1}:$port}
+
 trap 'trap - INT TERM EXIT; stop_all' INT TERM EXIT
 build/kperfd --listen "${KPERF_LISTEN:-127.0.0.1}" --port "$port" &
 echo $! > var/kperfd.pid

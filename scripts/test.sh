@@ -59,18 +59,39 @@ scripts/valgrind-burst.sh "host=$tmp/pg/sock port=$pgport user=kperf dbname=kper
 echo "== browser tests (tests/e2e, headless Chromium)"
 if [ -x /usr/bin/chromium ] && [ -d node_modules/playwright-core ]; then
 	scripts/pg.sh createdb "$tmp/pg" "$pgport" kperf_e2e
+	# A real SMTP server on loopback: the browser follows a mail's links.
+	# kperfd gets no KPERF_PUBLIC_URL, so the links name the address it serves.
+	mkdir -p "$tmp/e2e-mail/new" "$tmp/e2e-mail/cur" "$tmp/e2e-mail/tmp"
+	smtp_pid=
+	for i in $(seq 0 40); do
+		smtp_port=$((20000 + ($$ * 7 + i * 131) % 12000))
+		(exec 3<>"/dev/tcp/127.0.0.1/$smtp_port") 2>/dev/null && continue # taken
+		/usr/bin/python3 -m aiosmtpd -n -l "127.0.0.1:$smtp_port" -c aiosmtpd.handlers.Mailbox \
+			"$tmp/e2e-mail" >/dev/null 2>&1 &
+		smtp_pid=$!
+		for _ in $(seq 50); do
+			(exec 3<>"/dev/tcp/127.0.0.1/$smtp_port") 2>/dev/null && break
+			kill -0 "$smtp_pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -0 "$smtp_pid" 2>/dev/null && break
+		smtp_pid=
+	done
+	[ -n "$smtp_pid" ] || { echo "no SMTP server for the browser tests" >&2; status=1; }
 	KPERF_DATABASE_URL="host=$tmp/pg/sock port=$pgport user=kperf dbname=kperf_e2e" \
 	KPERF_BOOTSTRAP_TOKEN=e2e_collector_token_0123456789 \
 	KPERF_BOOTSTRAP_ADMIN_TOKEN=e2e_admin_token_0123456789 KPERF_CONFIG=/dev/null \
+	KPERF_SMTP_URL="smtp://127.0.0.1:$smtp_port" KPERF_ALERT_SETTLE_S=1 \
 		build/kperfd --port 0 --port-file "$tmp/e2e.port" --static static \
 		>"$tmp/e2e-kperfd.log" 2>&1 &
 	e2e_pid=$!
 	for _ in $(seq 100); do [ -s "$tmp/e2e.port" ] && break; sleep 0.1; done
-	KPERF_URL="http://127.0.0.1:$(cat "$tmp/e2e.port")" \
+	KPERF_URL="http://127.0.0.1:$(cat "$tmp/e2e.port")" KPERF_MAILDIR="$tmp/e2e-mail" \
 	KPERF_TOKEN=e2e_collector_token_0123456789 KPERF_ADMIN_TOKEN=e2e_admin_token_0123456789 \
 		node tests/e2e/run.mjs || status=1
 	kill "$e2e_pid" 2>/dev/null || true
 	wait "$e2e_pid" 2>/dev/null || true
+	[ -n "$smtp_pid" ] && { kill "$smtp_pid" 2>/dev/null || true; wait "$smtp_pid" 2>/dev/null || true; }
 else
 	echo "chromium or playwright-core missing: run .ci/run or make deps" >&2
 	status=1

@@ -85,31 +85,70 @@ int alert_secret_ensure(PGconn *c)
 static const char SQL_CLAIM[] =
 	"SELECT a.id, a.subscription_id, a.commit_id, a.kind, a.message IS NULL, a.attempts,"
 	" s.email, a.rcpt, a.message,"
-	" to_char(a.due_at - interval '1 day', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+	" to_char(a.due_at - interval '1 day', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
+	" lower(s.email), a.due_at"
 	" FROM alert a JOIN subscription s ON s.id = a.subscription_id"
 	" WHERE (a.state = 'pending' AND a.due_at <= now() AND a.next_attempt_at <= now())"
 	"  OR (a.state = 'sending' AND a.claimed_at < now() - interval '10 minutes')"
 	" ORDER BY a.due_at LIMIT 1 FOR UPDATE OF a SKIP LOCKED";
 
-/* What this subscriber is to be told: new matches, and mailed decisions that
- * flipped, recovered or moved by a point or more. Most important first. */
+/* One renderer per address at a time (two kperfd on one database): what the
+ * other one mails it records in alert_mailed before this one reads. */
+static const char SQL_ADDRESS_LOCK[] =
+	"SELECT pg_advisory_xact_lock(hashtext('kperf.alert:' || $1))";
+
+/* The address's other pending rows of the same commit (or digest day) go into
+ * the message being rendered ($1): one message per address. */
+static const char SQL_MERGE[] =
+	"UPDATE alert a SET state = 'merged', merged_into = $1::bigint, claimed_at = now()"
+	" WHERE a.id IN (SELECT a2.id FROM alert a2 JOIN subscription s ON s.id = a2.subscription_id"
+	"  WHERE lower(s.email) = $2 AND a2.kind = $3 AND a2.state = 'pending' AND a2.id <> $1::bigint"
+	"  AND a2.commit_id IS NOT DISTINCT FROM $4::bigint"
+	"  AND ($3 <> 'digest' OR a2.due_at = $5::timestamptz)"
+	"  FOR UPDATE OF a2 SKIP LOCKED)";
+
+/*
+ * What this address is to be told, over all its subscriptions: new matches
+ * (of its immediate subscriptions for a report, of its daily ones for a
+ * digest), and mailed decisions that flipped, recovered or moved by a point
+ * or more. One row per decision, with the subscriptions it serves (column
+ * 24). Most important first.
+ */
 static const char SQL_ITEMS[] =
-	"SELECT f.id, f.metric, f.machine, f.suite, t.params::text, f.knobs::text, f.verdict,"
-	" am.verdict, f.sha, b.sha, rc.sha, f.change_pct, f.change_abs, f.ci_lo_pct, f.ci_hi_pct,"
-	" f.absolute, f.kpi, f.machine_id, f.test_id, f.variant_id, f.base_commit_id,"
-	" f.base_kind, f.commit_id, f.recovered_by IS NOT NULL"
-	" FROM decision_facts f JOIN subscription s ON s.id = $1 JOIN test t ON t.id = f.test_id"
-	" JOIN commits b ON b.id = f.base_commit_id LEFT JOIN commits rc ON rc.id = f.recovered_by"
-	" LEFT JOIN alert_mailed am ON am.subscription_id = s.id AND am.decision_id = f.id"
-	" WHERE ($2::bigint IS NULL OR f.commit_id = $2)"
+	"WITH m AS (SELECT f.id, array_agg(DISTINCT s.id ORDER BY s.id) AS subs,"
+	"  max(am.verdict) AS prev"
+	"  FROM decision_facts f JOIN subscription s ON lower(s.email) = $1"
+	"  LEFT JOIN alert_mailed am ON am.subscription_id = s.id AND am.decision_id = f.id"
+	"  WHERE ($2::bigint IS NULL OR f.commit_id = $2)"
 	"  AND ($3::timestamptz IS NULL OR f.decided_at >= $3::timestamptz)"
 	"  AND s.unsubscribed_at IS NULL"
-	"  AND ((am.decision_id IS NULL AND subscription_matches(s, f))"
+	"  AND ((am.decision_id IS NULL AND subscription_matches(s, f)"
+	"    AND s.delivery = CASE WHEN $3::timestamptz IS NULL THEN 'immediate' ELSE 'daily' END)"
 	"   OR (am.decision_id IS NOT NULL AND (am.verdict <> f.verdict"
 	"    OR (f.recovered_by IS NOT NULL AND NOT am.recovered)"
 	"    OR abs(coalesce(f.change_pct, 0) - coalesce(am.change_pct, 0)) >= 1)))"
+	"  GROUP BY f.id)"
+	"SELECT f.id, f.metric, f.machine, f.suite, t.params::text, f.knobs::text, f.verdict,"
+	" m.prev, f.sha, b.sha, rc.sha, f.change_pct, f.change_abs, f.ci_lo_pct, f.ci_hi_pct,"
+	" f.absolute, f.kpi, f.machine_id, f.test_id, f.variant_id, f.base_commit_id,"
+	" f.base_kind, f.commit_id, f.recovered_by IS NOT NULL, m.subs::text"
+	" FROM m JOIN decision_facts f ON f.id = m.id JOIN test t ON t.id = f.test_id"
+	" JOIN commits b ON b.id = f.base_commit_id LEFT JOIN commits rc ON rc.id = f.recovered_by"
 	" ORDER BY f.kpi DESC, (f.verdict = 'regression') DESC,"
 	"  abs(CASE WHEN f.absolute THEN f.change_abs ELSE f.change_pct END) DESC NULLS LAST, f.id";
+
+/* The subscriptions a message serves, each with its filters in words and
+ * its own unsubscribe token; then the token of all of them together. */
+static const char SQL_SERVED[] =
+	"WITH k AS (SELECT value FROM kperf_secret WHERE name = 'unsubscribe')"
+	" SELECT s.id, concat_ws(', ', 'focus=' || s.focus, 'series=' || s.series,"
+	"  'suite=' || s.suite, 'metric=' || s.metric, 'machine=' || s.machine,"
+	"  'files=' || array_to_string(s.files, ' '), 'min_change_pct=' || s.min_change_pct,"
+	"  CASE WHEN s.verdicts <> '{regression}' THEN 'verdicts=' || array_to_string(s.verdicts, ',') END,"
+	"  CASE WHEN s.delivery <> 'immediate' THEN 'delivery=' || s.delivery END),"
+	"  left(encode(sha256(k.value || sha256(k.value || convert_to('unsubscribe:' || s.id,"
+	"  'UTF8'))), 'hex'), 32)"
+	" FROM subscription s, k WHERE s.id = ANY ($1::bigint[]) ORDER BY s.id";
 
 static const char SQL_COMMIT[] =
 	"SELECT sha, subject, series, branch, message_id FROM commits WHERE id = $1";
@@ -121,23 +160,26 @@ static const char SQL_MACHINE[] =
 	"  AND r.test_id = $2 AND r.variant_id = $3 AND r.valid ORDER BY r.id DESC LIMIT 1)"
 	" FROM machine m, test t, variant v WHERE m.id = $1 AND t.id = $2 AND v.id = $3";
 
+/* The unsubscribe token of a list of subscription ids ("3,7"). */
 static const char SQL_TOKEN[] =
 	"SELECT left(encode(sha256(k.value || sha256(k.value || convert_to('unsubscribe:' || $1,"
 	" 'UTF8'))), 'hex'), 32) FROM kperf_secret k WHERE k.name = 'unsubscribe'";
 
 static const char SQL_THREAD[] =
-	"WITH ins AS (INSERT INTO alert_thread (subscription_id, topic, root_message_id)"
+	"WITH ins AS (INSERT INTO alert_thread_rcpt (rcpt, topic, root_message_id)"
 	"  VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING root_message_id)"
-	" SELECT root_message_id, false FROM alert_thread WHERE subscription_id = $1"
+	" SELECT root_message_id, false FROM alert_thread_rcpt WHERE rcpt = $1"
 	"  AND topic = $2 UNION ALL SELECT root_message_id, true FROM ins";
 
 static const char SQL_MAILED[] =
 	"INSERT INTO alert_mailed (subscription_id, decision_id, alert_id, verdict, change_pct,"
-	" recovered) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (subscription_id, decision_id)"
+	" recovered) SELECT unnest($1::bigint[]), $2, $3, $4, $5, $6"
+	" ON CONFLICT (subscription_id, decision_id)"
 	" DO UPDATE SET alert_id = $3, verdict = $4, change_pct = $5, recovered = $6";
 
 static const char SQL_STORE[] =
 	"UPDATE alert SET rcpt = $2, subject = $3, message_id = $4, message = $5,"
+	" subscription_ids = $6::bigint[],"
 	" state = 'sending', claimed_at = now(), attempts = attempts + 1 WHERE id = $1";
 
 static const char SQL_RESEND[] =
@@ -226,18 +268,76 @@ static void rfc5322_date(char *out, size_t cap)
 		 months[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
+/* The subscriptions the items serve (column 24 of each, "{3,7}"), as one
+ * sorted array literal without repeats, into out. */
+static void served_subscriptions(PGresult *items, struct buf *out)
+{
+	int n = PQntuples(items), m = 0;
+	long *ids = NULL;
+	size_t cap = 0;
+
+	for (int i = 0; i < n; i++) {
+		const char *p = PQgetvalue(items, i, 24);
+		while (*p) {
+			char *end;
+			long v = strtol(p + 1, &end, 10);
+			if (end == p + 1)
+				break;
+			if ((size_t)m == cap)
+				ids = xrealloc(ids, (cap = cap ? 2 * cap : 8) * sizeof(*ids));
+			ids[m++] = v;
+			p = end;
+			if (*p != ',')
+				break;
+		}
+	}
+	for (int i = 1; i < m; i++) /* insertion sort: a handful of ids */
+		for (int j = i; j > 0 && ids[j - 1] > ids[j]; j--) {
+			long t = ids[j];
+			ids[j] = ids[j - 1];
+			ids[j - 1] = t;
+		}
+	buf_putc(out, '{');
+	for (int i = 0; i < m; i++)
+		if (!i || ids[i] != ids[i - 1])
+			buf_printf(out, "%s%ld", i ? "," : "", ids[i]);
+	buf_putc(out, '}');
+	free(ids);
+}
+
+/* The message's footer lines about the subscriptions it serves (SQL_SERVED's
+ * rows): each one's filters, and with more than one, each one's own link. */
+static void served_text(PGresult *srv, const char *public_url, struct buf *out)
+{
+	int n = PQntuples(srv);
+
+	buf_printf(out, "You get this for your subscription%s", n > 1 ? "s" : "");
+	for (int i = 0; i < n; i++) {
+		const char *what = PQgetvalue(srv, i, 1);
+		buf_printf(out, "%s %s (%s)", i ? (i == n - 1 ? " and" : ",") : "",
+			   PQgetvalue(srv, i, 0), *what ? what : "everything");
+	}
+	buf_puts(out, ".\n");
+	if (n > 1 && public_url)
+		for (int i = 0; i < n; i++)
+			buf_printf(out, "Only %s: %s/api/v1/unsubscribe?s=%s&t=%s\n",
+				   PQgetvalue(srv, i, 0), public_url, PQgetvalue(srv, i, 0),
+				   PQgetvalue(srv, i, 2));
+}
+
 /* Render alert row 0 of claim; 1 rendered into out, 2 nothing to say, -1 error. */
 static int render(PGconn *c, const struct alert_config *cfg, PGresult *claim,
 		  struct alert_claimed *out)
 {
-	const char *id = PQgetvalue(claim, 0, 0), *sub = PQgetvalue(claim, 0, 1);
+	const char *id = PQgetvalue(claim, 0, 0), *rcpt = PQgetvalue(claim, 0, 10);
 	const char *commit = opt(claim, 0, 2);
 	int digest = !strcmp(PQgetvalue(claim, 0, 3), "digest");
-	const char *p3[3] = {sub, commit, digest ? PQgetvalue(claim, 0, 9) : NULL};
-	PGresult *items = NULL, *com = NULL, *mach = NULL, *tok = NULL, *thr = NULL;
+	const char *p3[3] = {rcpt, commit, digest ? PQgetvalue(claim, 0, 9) : NULL};
+	PGresult *items = NULL, *com = NULL, *mach = NULL, *tok = NULL, *thr = NULL, *srv = NULL;
 	struct alert_item *it = NULL;
 	struct alert_facts f;
 	struct buf msg = BUF_INIT, subject = BUF_INIT, table = BUF_INIT, unsub = BUF_INIT;
+	struct buf subs = BUF_INIT, served = BUF_INIT;
 	char host[256], msgid[400], date[64], reply[600];
 	int n, rc = -1;
 
@@ -272,6 +372,7 @@ static int render(PGconn *c, const struct alert_config *cfg, PGresult *claim,
 		it[i].absolute = !strcmp(PQgetvalue(items, i, 15), "t");
 		it[i].kpi = !strcmp(PQgetvalue(items, i, 16), "t");
 	}
+	served_subscriptions(items, &subs);
 	url_host(cfg->public_url, host, sizeof(host));
 	snprintf(msgid, sizeof(msgid), "<kperf.alert.%s.%ld@%s>", id, (long)time(NULL), host);
 	rfc5322_date(date, sizeof(date));
@@ -284,14 +385,21 @@ static int render(PGconn *c, const struct alert_config *cfg, PGresult *claim,
 	f.items = it;
 	f.nitems = (size_t)n;
 	{
-		const char *p1[1] = {sub};
-		if (!(tok = query(c, SQL_TOKEN, 1, p1, "signing the unsubscribe link")))
-			goto out;
-		if (cfg->public_url && PQntuples(tok) == 1) {
-			buf_printf(&unsub, "%s/api/v1/unsubscribe?s=%s&t=%s", cfg->public_url, sub,
+		/* "{3,7}" -> "3,7": the link unsubscribes every subscription served */
+		char *list = xstrdup(buf_str(&subs) + 1);
+		const char *p1[1] = {list}, *pa[1] = {buf_str(&subs)};
+		list[strlen(list) - 1] = '\0';
+		tok = query(c, SQL_TOKEN, 1, p1, "signing the unsubscribe link");
+		if (tok && cfg->public_url && PQntuples(tok) == 1) {
+			buf_printf(&unsub, "%s/api/v1/unsubscribe?s=%s&t=%s", cfg->public_url, list,
 				   PQgetvalue(tok, 0, 0));
 			f.unsubscribe_url = buf_str(&unsub);
 		}
+		free(list);
+		if (!tok || !(srv = query(c, SQL_SERVED, 1, pa, "naming the subscriptions")))
+			goto out;
+		served_text(srv, cfg->public_url, &served);
+		f.served = buf_str(&served);
 	}
 	if (!digest) {
 		const char *p1[1] = {commit};
@@ -321,7 +429,7 @@ static int render(PGconn *c, const struct alert_config *cfg, PGresult *claim,
 		{
 			const char *patch = opt(com, 0, 4);
 			char root[600];
-			const char *tp[3] = {sub, topic, root};
+			const char *tp[3] = {rcpt, topic, root};
 			if (patch)
 				snprintf(root, sizeof(root), "%s%s%s", *patch == '<' ? "" : "<", patch,
 					 *patch == '<' ? "" : ">");
@@ -339,16 +447,17 @@ static int render(PGconn *c, const struct alert_config *cfg, PGresult *claim,
 	alert_subject(&f, &subject);
 	alert_message(&f, &msg);
 	for (int i = 0; i < n; i++) {
-		const char *pm[6] = {sub, PQgetvalue(items, i, 0), id, it[i].verdict,
-				     opt(items, i, 11), PQgetvalue(items, i, 23)};
+		const char *pm[6] = {PQgetvalue(items, i, 24), PQgetvalue(items, i, 0), id,
+				     it[i].verdict, opt(items, i, 11), PQgetvalue(items, i, 23)};
 		PGresult *r = query(c, SQL_MAILED, 6, pm, "recording mailed decisions");
 		if (!r)
 			goto out;
 		PQclear(r);
 	}
 	{
-		const char *ps[5] = {id, f.to, buf_str(&subject), msgid, buf_str(&msg)};
-		PGresult *r = query(c, SQL_STORE, 5, ps, "storing an alert");
+		const char *ps[6] = {id, f.to, buf_str(&subject), msgid, buf_str(&msg),
+				     buf_str(&subs)};
+		PGresult *r = query(c, SQL_STORE, 6, ps, "storing an alert");
 		if (!r)
 			goto out;
 		PQclear(r);
@@ -364,6 +473,9 @@ out:
 	PQclear(mach);
 	PQclear(tok);
 	PQclear(thr);
+	PQclear(srv);
+	buf_release(&subs);
+	buf_release(&served);
 	buf_release(&msg);
 	buf_release(&subject);
 	buf_release(&table);
@@ -386,7 +498,14 @@ int alert_claim(PGconn *c, const struct alert_config *cfg, struct alert_claimed 
 	snprintf(out->id, sizeof(out->id), "%s", PQgetvalue(claim, 0, 0));
 	out->attempts = strtol(PQgetvalue(claim, 0, 5), NULL, 10) + 1;
 	if (!strcmp(PQgetvalue(claim, 0, 4), "t")) {
-		rc = render(c, cfg, claim, out);
+		const char *pl[1] = {PQgetvalue(claim, 0, 10)};
+		const char *pm[5] = {out->id, PQgetvalue(claim, 0, 10), PQgetvalue(claim, 0, 3),
+				     opt(claim, 0, 2), PQgetvalue(claim, 0, 11)};
+		PGresult *lk = query(c, SQL_ADDRESS_LOCK, 1, pl, "locking an address's alerts");
+		PGresult *mg = lk ? query(c, SQL_MERGE, 5, pm, "merging an address's alerts") : NULL;
+		rc = mg ? render(c, cfg, claim, out) : -1;
+		PQclear(lk);
+		PQclear(mg);
 	} else {
 		const char *p1[1] = {out->id};
 		PGresult *r = query(c, SQL_RESEND, 1, p1, "claiming an alert");

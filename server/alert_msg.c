@@ -287,9 +287,12 @@ void alert_message(const struct alert_facts *f, struct buf *out)
 		body_digest(f, &body);
 	else
 		body_report(f, &body);
+	if (f->unsubscribe_url || f->served)
+		buf_puts(&body, "\n-- \nkperf, kernel performance tracking.\n");
+	if (f->served)
+		buf_puts(&body, f->served);
 	if (f->unsubscribe_url)
-		buf_printf(&body, "\n-- \nkperf, kernel performance tracking. Unsubscribe:\n%s\n",
-			   f->unsubscribe_url);
+		buf_printf(&body, "Unsubscribe:\n%s\n", f->unsubscribe_url);
 
 	buf_printf(out, "From: kperf <%s>\r\nTo: %s\r\nSubject: ", f->from, f->to);
 	header_text(out, buf_str(&subject));

@@ -24,6 +24,7 @@ struct alert_item {
 struct alert_facts {
 	const char *to, *from, *public_url, *message_id, *in_reply_to, *date; /* date: RFC 5322 */
 	const char *unsubscribe_url;
+	const char *served; /* lines naming the subscriptions served (NULL: none) */
 	int digest;
 	/* the commit (reports) */
 	const char *sha, *subject, *series, *branch, *base_kind;

@@ -74,6 +74,33 @@ static void bootstrap_tokens(PGconn *c)
 		die("KPERF_BOOTSTRAP_ADMIN_TOKEN: %s", err);
 }
 
+/*
+ * Links in mail need the address readers open. Without KPERF_PUBLIC_URL it is
+ * the one kperfd serves on (--listen, the bound port); a wildcard listen
+ * address names this host. Said at start, since a proxy in front of kperfd
+ * needs KPERF_PUBLIC_URL instead.
+ */
+static void derive_public_url(int port)
+{
+	const char *host = cfg.listen && *cfg.listen ? cfg.listen : "127.0.0.1";
+	char name[256], url[400];
+
+	if (!strcmp(host, "0.0.0.0") || !strcmp(host, "::") || !strcmp(host, "[::]")) {
+		if (gethostname(name, sizeof(name)) || !*name)
+			snprintf(name, sizeof(name), "localhost");
+		name[sizeof(name) - 1] = '\0';
+		host = name;
+	}
+	if (strchr(host, ':') && *host != '[')
+		snprintf(url, sizeof(url), "http://[%s]:%d", host, port);
+	else
+		snprintf(url, sizeof(url), "http://%s:%d", host, port);
+	free(cfg.public_url);
+	cfg.public_url = xstrdup(url);
+	log_info("links in mail use %s (from --listen and --port; KPERF_PUBLIC_URL sets another)",
+		 url);
+}
+
 static int serve(void)
 {
 	sigset_t set;
@@ -126,6 +153,8 @@ static int serve(void)
 	port = http_start();
 	if (port < 0)
 		die("cannot serve on %s:%ld", cfg.listen, cfg.port);
+	if (!cfg.public_url || !*cfg.public_url)
+		derive_public_url(port);
 	if (cfg.worker && regress_start((double)cfg.alert_settle_s))
 		die("cannot start the decision worker");
 	{

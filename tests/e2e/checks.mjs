@@ -4,6 +4,8 @@
 // confidence intervals, a trend point opens its compare, deep links and Back
 // restore views, triage works with the admin token, the phone layout fits and
 // a commit subject carrying markup stays text.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { newPage, open, settle, canvasInk, shot, assert, noProblems } from './browser.mjs';
 
 export const MGLRU_CIS = ['[2.23, 3.44]', '[6.97, 9.73]', '[2.16, 3.55]', '[8.83, 10.03]', '[21.12, 23.14]', '[5.53, 6.46]'];
@@ -13,7 +15,7 @@ const STEP = '1431d4d11abb265e79cd44bed2f5ea93f1bcc57b';
 const STEP_PARENT = 'a4fe1631f313f75c9d8f4b5e0e9cba1c1bd1d68e';
 
 export function makeChecks(env) {
-  const { url, api, post, token, adminToken, browser } = env;
+  const { url, api, call, post, token, adminToken, browser } = env;
   const checks = [];
   const check = (name, fn, { skip } = {}) => checks.push({ name, fn, skip });
 
@@ -252,6 +254,64 @@ export function makeChecks(env) {
       await page.closeAll();
     }
   }, { skip: adminToken ? null : 'KPERF_ADMIN_TOKEN is not set' });
+
+  // The mail a reviewer gets, read from the SMTP server's Maildir: its links
+  // (kperfd started without KPERF_PUBLIC_URL) name the served address and
+  // open the compare, the decision and the unsubscribe page.
+  const maildir = process.env.KPERF_MAILDIR;
+  check('an alert mail\'s compare, triage and unsubscribe links open the right pages', async () => {
+    const rcpt = `e2e-links-${Date.now()}@example.org`;
+    const sub = await post('/api/v1/subscriptions', { email: rcpt, machine: 'e2e-mail' }, adminToken);
+    const stamp = Date.now().toString(16).padStart(12, '0');
+    const parent = `e2e0${stamp}`.padEnd(40, '0');
+    const child = `e2e1${stamp}`.padEnd(40, '1');
+    const runs = [[parent, null, 1000], [parent, null, 1004], [parent, null, 996],
+      [child, parent, 880], [child, parent, 884], [child, parent, 878]];
+    for (const [i, [sha, par, v]] of runs.entries()) {
+      await post('/api/v1/runs', {
+        run_id: `e2e-mail-${stamp}-${i}`, machine: { name: 'e2e-mail' },
+        kernel: { commit: sha, ...(par ? { parent: par } : {}), subject: `e2e: ${par ? 'the child' : 'the parent'}` },
+        test: { suite: 'vm-scalability', params: { test: 'e2e-links' } },
+        metrics: { 'vm-scalability.throughput': v },
+      }, token);
+    }
+    let msg = null;
+    for (let i = 0; i < 300 && !msg; i++) {
+      for (const f of readdirSync(join(maildir, 'new'))) {
+        const text = readFileSync(join(maildir, 'new', f), 'utf8');
+        if (text.includes(`To: ${rcpt}`)) msg = text;
+      }
+      if (!msg) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert(msg, `no mail to ${rcpt} within 30 s`);
+    const link = (re) => { const m = msg.match(re); assert(m, `no ${re} in the mail:\n${msg}`); return m[1]; };
+    const compare = link(/^Compare: (\S+)\r?$/m);
+    const triage = link(/^Triage: +(\S+)\r?$/m);
+    const unsub = link(/^List-Unsubscribe: <([^>]+)>\r?$/m);
+    for (const u of [compare, triage, unsub]) assert(u.startsWith(`${url}/`), `link ${u} is not on ${url}`);
+    const page = await newPage(browser);
+    try {
+      await open(page, compare);
+      await page.waitForFunction(() => document.body.innerText.includes('vm-scalability.throughput'));
+      const ct = await page.evaluate(() => document.body.innerText);
+      assert(ct.includes('-12.'), `the compare page shows no -12% change: ${ct.slice(0, 400)}`);
+      noProblems(page, 'compare from mail');
+      await shot(page, 'mail-compare');
+      await open(page, triage);
+      await page.waitForFunction(() => document.body.innerText.includes('Triage'));
+      const tt = await page.evaluate(() => document.body.innerText);
+      assert(tt.includes('vm-scalability.throughput') && tt.includes('regression'), `the decision page: ${tt.slice(0, 400)}`);
+      noProblems(page, 'triage from mail');
+      await shot(page, 'mail-triage');
+      await open(page, unsub);
+      const ut = await page.evaluate(() => document.body.innerText);
+      assert(ut.includes('You will get no more mail'), `the unsubscribe page: ${ut}`);
+      const list = await call('GET', `/api/v1/subscriptions?email=${encodeURIComponent(rcpt)}`, undefined, adminToken);
+      assert(!list.items.some((x) => x.id === sub.id), `subscription ${sub.id} still active after the link`);
+    } finally {
+      await page.closeAll();
+    }
+  }, { skip: !maildir ? 'KPERF_MAILDIR is not set' : !adminToken ? 'KPERF_ADMIN_TOKEN is not set' : null });
 
   check('a 390-px-wide phone shows home and compare without page-wide horizontal scrolling', async () => {
     for (const [name, path] of [['home-390', '/'], ['compare-390', '/compare?base=5.14.0&target=5.14.0-mglru'], ['mglru-390', '/mglru']]) {

@@ -63,7 +63,7 @@ async function main() {
     process.exit(1);
   }
   const browser = await launch();
-  const checks = makeChecks({ url, api, post, token, adminToken, browser }).filter((c) => !only || only.test(c.name));
+  const checks = makeChecks({ url, api, call, post, token, adminToken, browser }).filter((c) => !only || only.test(c.name));
   let passed = 0;
   let failed = 0;
   let skipped = 0;

@@ -110,6 +110,17 @@ static void wait_mail(int want, int seconds)
 		     maildir_count(maildir), want);
 }
 
+/* Poll a count until it is want (at most seconds); the last count. */
+static long wait_count(const char *sql, long want, int seconds)
+{
+	long n = harness_count(&K, sql);
+	for (int i = 0; i < seconds * 10 && n != want; i++) {
+		usleep(100000);
+		n = harness_count(&K, sql);
+	}
+	return n;
+}
+
 /* The value of header name in msg (malloc'd), or NULL. */
 static char *header(const char *msg, const char *name)
 {
@@ -229,7 +240,8 @@ Test(alerts, one_message_per_regression_with_followup_and_unsubscribe)
 	cr_expect_eq(r.status, 403);
 	resp_release(&r);
 	free(unsub);
-	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM alert WHERE state = 'sent'"), 2);
+	/* marked sent once the SMTP server answered, a moment after the Maildir has it */
+	cr_expect_eq(wait_count("SELECT count(*) FROM alert WHERE state = 'sent'", 2, 10), 2);
 }
 
 Test(alerts, subscriptions_need_admin_and_valid_fields)
@@ -328,13 +340,16 @@ Test(alerts, daily_digest_at_the_day_boundary)
 
 	start(0, NULL);
 	subscribe("{\"email\":\"digest@example.org\",\"delivery\":\"daily\"}");
+	/* a second daily subscription of the address that matches too: still one digest */
+	subscribe("{\"email\":\"digest@example.org\",\"delivery\":\"daily\","
+		  "\"suite\":\"vm-scalability\"}");
 	post_pair();
-	for (int i = 0; i < 100 && !harness_count(&K, "SELECT count(*) FROM alert"); i++)
+	for (int i = 0; i < 100 && harness_count(&K, "SELECT count(*) FROM alert") < 2; i++)
 		usleep(100000);
 	cr_assert_eq(harness_count(&K, "SELECT count(*) FROM alert WHERE kind = 'digest' AND"
 				       " due_at = (date_trunc('day', now() AT TIME ZONE 'UTC')"
 				       " + interval '1 day') AT TIME ZONE 'UTC'"),
-		     1, "one digest, due at the next UTC midnight");
+		     2, "a digest row per subscription, due at the next UTC midnight");
 	sleep(2);
 	cr_expect_eq(maildir_count(maildir), 0, "nothing before the day ends");
 	/* the clock reaches midnight */
@@ -349,5 +364,200 @@ Test(alerts, daily_digest_at_the_day_boundary)
 	cr_expect_str_eq(h, "[kperf] daily digest: 1 change, 1 regression");
 	free(h);
 	cr_expect(strstr(msg, "vm-scalability.throughput -11.5% regression") != NULL, "%s", msg);
+	cr_expect(strstr(msg, "You get this for your subscriptions 1 (delivery=daily) and 2") != NULL,
+		  "%s", msg);
 	free(msg);
+	sleep(2);
+	cr_expect_eq(maildir_count(maildir), 1, "one digest for the address");
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM alert WHERE state = 'merged'"), 1);
+}
+
+/* POST a subscription; its status and id. */
+static long subscribe_id(const char *json, long *status)
+{
+	struct resp r;
+	json_t *j;
+	long id;
+
+	http_post_json(&K, "/api/v1/subscriptions", TOKEN_ADMIN, json, &r);
+	*status = r.status;
+	cr_assert(r.status == 201 || r.status == 200, "%ld %s", r.status, r.body);
+	j = resp_json(&r);
+	id = (long)json_number_value(json_object_get(j, "id"));
+	json_decref(j);
+	resp_release(&r);
+	return id;
+}
+
+/* Issue 17: two subscriptions of one address whose filters both match get one
+ * message listing both, one follow-up, one link that ends both; a repeated
+ * subscription is the first one again. */
+Test(alerts, one_message_per_address_for_overlapping_subscriptions)
+{
+	char *msg, *h, want[128];
+	long a, b, again, status;
+	struct resp r;
+	json_t *j, *items;
+
+	start(0, NULL);
+	a = subscribe_id("{\"email\":\"Reviewer@example.org\",\"suite\":\"vm-scalability\"}",
+			 &status);
+	cr_expect_eq(status, 201);
+	b = subscribe_id("{\"email\":\"reviewer@example.org\",\"metric\":\"vm-scalability.*\","
+			 "\"files\":[\"mm/vmscan.c\",\"mm/swap.c\"],"
+			 "\"verdicts\":[\"regression\",\"improvement\"]}",
+			 &status);
+	cr_expect_eq(status, 201);
+	cr_expect_neq(a, b);
+	/* the same filters again (address in another case, sets in another order) */
+	again = subscribe_id("{\"email\":\"REVIEWER@example.org\",\"metric\":\"vm-scalability.*\","
+			     "\"files\":[\"mm/swap.c\",\"mm/vmscan.c\"],"
+			     "\"verdicts\":[\"improvement\",\"regression\"]}",
+			     &status);
+	cr_expect_eq(status, 200, "a repeated subscription answers 200");
+	cr_expect_eq(again, b, "a repeated subscription is the first one");
+	/* a different filter is a new subscription */
+	subscribe_id("{\"email\":\"reviewer@example.org\",\"metric\":\"vm-scalability.*\","
+		     "\"files\":[\"mm/swap.c\"]}",
+		     &status);
+	cr_expect_eq(status, 201);
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM subscription"
+				       " WHERE lower(email) = 'reviewer@example.org'"),
+		     3);
+
+	post_pair();
+	wait_mail(1, 20);
+	sleep(2);
+	cr_expect_eq(maildir_count(maildir), 1, "one message for the address");
+	msg = maildir_read(maildir, 0);
+	h = header(msg, "Subject");
+	cr_expect(h && strstr(h, "vm-scalability.throughput -11.5% regression"), "%s", h);
+	free(h);
+	h = header(msg, "List-Unsubscribe");
+	/* the third subscription's files do not match the commit: not served */
+	snprintf(want, sizeof(want), "<http://kperf.test/api/v1/unsubscribe?s=%ld,%ld&t=", a, b);
+	cr_expect(h && !strncmp(h, want, strlen(want)), "%s (want %s...)", h, want);
+	free(h);
+	snprintf(want, sizeof(want), "You get this for your subscriptions %ld (suite=vm-scalability) and %ld",
+		 a, b);
+	cr_expect(strstr(msg, want) != NULL, "%s", msg);
+	cr_expect(strstr(msg, "Compare: http://kperf.test/compare?base=a4fe1631f313&target="
+			      "1431d4d11abb") != NULL, "%s", msg);
+	/* the headline decision is told once, not once per subscription */
+	{
+		const char *p = strstr(msg, "Details are as below");
+		cr_assert_not_null(p, "%s", msg);
+		cr_expect_null(strstr(strstr(p, "vm-scalability.throughput") + 1,
+				      "-11.5%   18336098        vm-scalability.throughput"),
+			       "a row twice: %s", p);
+	}
+	free(msg);
+
+	/* the outbox: one row sent for both, the other merged into it */
+	http_call(&K, "GET", "/api/v1/alerts", TOKEN_ADMIN, NULL, NULL, 0, &r);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	j = resp_json(&r);
+	items = json_object_get(j, "items");
+	{
+		size_t i;
+		json_t *it;
+		int sent = 0, merged = 0;
+		json_array_foreach(items, i, it) {
+			const char *st = json_string_value(json_object_get(it, "state"));
+			if (!strcmp(st, "sent")) {
+				json_t *subs = json_object_get(it, "subscriptions");
+				sent++;
+				cr_expect_eq(json_array_size(subs), 2, "%s", r.body);
+				cr_expect_eq((long)json_number_value(json_array_get(subs, 0)), a);
+			} else if (!strcmp(st, "merged")) {
+				merged++;
+				cr_expect(json_is_number(json_object_get(it, "merged_into")), "%s", r.body);
+			}
+		}
+		cr_expect_eq(sent, 1, "%s", r.body);
+		cr_expect_eq(merged, 1, "%s", r.body);
+	}
+	json_decref(j);
+	resp_release(&r);
+
+	/* a fix: one follow-up about the regression for the address, and (the
+	 * second subscription takes improvements) one report of the fix */
+	for (int i = 0; i < 3; i++) {
+		char id[32];
+		snprintf(id, sizeof(id), "f%d", i);
+		post_run(id, FIX, CHILD, 20700000 + 10000 * i);
+	}
+	wait_mail(3, 20);
+	sleep(2);
+	cr_expect_eq(maildir_count(maildir), 3, "one follow-up and one report of the fix");
+	msg = NULL;
+	{
+		int recovered = 0, improved = 0;
+		for (int i = 1; i < 3; i++) {
+			char *m = maildir_read(maildir, i);
+			h = header(m, "Subject");
+			if (h && strstr(h, "recovered")) {
+				recovered++;
+				free(msg);
+				msg = m;
+			} else {
+				improved += h && strstr(h, "ffff1631f313") && strstr(h, "improvement");
+				free(m);
+			}
+			free(h);
+		}
+		cr_expect_eq(recovered, 1);
+		cr_expect_eq(improved, 1);
+	}
+	cr_assert_not_null(msg);
+	/* the list link ends every subscription it served */
+	h = header(msg, "List-Unsubscribe");
+	cr_assert(h && strlen(h) > 20, "%s", h);
+	h[strlen(h) - 1] = '\0';
+	http_call(&K, "POST", h + 1 + strlen("http://kperf.test"), NULL, NULL, NULL, 0, &r);
+	cr_expect_eq(r.status, 200, "%s", r.body);
+	resp_release(&r);
+	free(h);
+	free(msg);
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM subscription"
+				       " WHERE lower(email) = 'reviewer@example.org'"
+				       " AND unsubscribed_at IS NULL"),
+		     1, "the link ends the two it served, not the third");
+}
+
+/* Without KPERF_PUBLIC_URL, links name the address kperfd serves on. */
+Test(alerts, links_without_a_public_url_name_the_served_address)
+{
+	char *msg, *h, want[128];
+	struct resp r;
+
+	env[3] = "X=2"; /* no KPERF_PUBLIC_URL */
+	start(0, NULL);
+	subscribe("{\"email\":\"mm@example.org\",\"suite\":\"vm-scalability\"}");
+	post_pair();
+	wait_mail(1, 20);
+	msg = maildir_read(maildir, 0);
+	snprintf(want, sizeof(want), "Compare: http://127.0.0.1:%d/compare?base=a4fe1631f313&target="
+		 "1431d4d11abb", K.port);
+	cr_expect(strstr(msg, want) != NULL, "%s", msg);
+	snprintf(want, sizeof(want), "Triage:  http://127.0.0.1:%d/regressions/", K.port);
+	cr_expect(strstr(msg, want) != NULL, "%s", msg);
+	h = header(msg, "List-Unsubscribe");
+	snprintf(want, sizeof(want), "<http://127.0.0.1:%d/api/v1/unsubscribe?s=", K.port);
+	cr_assert(h && !strncmp(h, want, strlen(want)), "%s", h);
+	free(h);
+	h = header(msg, "List-Unsubscribe-Post");
+	cr_expect_str_eq(h, "List-Unsubscribe=One-Click");
+	free(h);
+	/* the compare link's page and API answer for those commits */
+	http_get(&K, "/api/v1/compare?base=a4fe1631f313&target=1431d4d11abb", &r);
+	cr_expect_eq(r.status, 200, "%s", r.body);
+	resp_release(&r);
+	free(msg);
+	{
+		char *log = harness_slurp(K.log, NULL);
+		snprintf(want, sizeof(want), "links in mail use http://127.0.0.1:%d", K.port);
+		cr_expect(strstr(log, want) != NULL, "kperfd says where links point");
+		free(log);
+	}
 }
