@@ -42,5 +42,12 @@ void api_subscriptions_list(struct request *rq, struct reply *rp);
 void api_subscription_delete(struct request *rq, struct reply *rp);
 void api_unsubscribe(struct request *rq, struct reply *rp);
 void api_alerts_list(struct request *rq, struct reply *rp);
+void api_jobs_post(struct request *rq, struct reply *rp);
+void api_jobs_claim(struct request *rq, struct reply *rp);
+void api_jobs_list(struct request *rq, struct reply *rp);
+void api_jobs_agents(struct request *rq, struct reply *rp);
+void api_job_get(struct request *rq, struct reply *rp);
+void api_job_cancel(struct request *rq, struct reply *rp);
+void api_job_action(struct request *rq, struct reply *rp);
 
 #endif

@@ -650,6 +650,19 @@ static int check_per_metric(struct ctx *c, json_t *v, int directions)
 	return 0;
 }
 
+static int f_job_id(struct ctx *c, json_t *v)
+{
+	return want_integer(c, v, 1, 9007199254740991.0);
+}
+
+/* "job": {"id": N}: the run counts toward job N (POST /api/v1/jobs). */
+static int f_job(struct ctx *c, json_t *v)
+{
+	static const struct field fields[] = {{"id", f_job_id}, {NULL, NULL}};
+	static const char *const required[] = {"id", NULL};
+	return check_object(c, v, fields, required);
+}
+
 static int f_later(struct ctx *c, json_t *v)
 {
 	(void)c;
@@ -683,7 +696,8 @@ static int decode_run(struct ctx *c, json_t *run, struct run_in *out)
 		{"variant", f_params},	 {"test", f_test},		 {"started_at", f_date},
 		{"duration_s", f_duration}, {"command", f_long_text},	 {"exit_status", f_exit_status},
 		{"output_tail", f_output_tail}, {"environment", f_environment}, {"metrics", f_metrics},
-		{"units", f_later},	 {"directions", f_later},	 {NULL, NULL}};
+		{"units", f_later},	 {"directions", f_later},	 {"job", f_job},
+		{NULL, NULL}};
 	static const char *const required[] = {"run_id", "machine", "kernel", "test", "metrics",
 					       NULL};
 	json_t *empty;
@@ -712,6 +726,7 @@ static int decode_run(struct ctx *c, json_t *run, struct run_in *out)
 	out->machine = jsonw_dump(json_object_get(run, "machine"), 0);
 	out->commit = commit_of_kernel(json_object_get(run, "kernel"));
 	out->has_sha = json_object_get(json_object_get(run, "kernel"), "commit") != NULL;
+	out->job_id = (long)json_number_value(json_object_get(json_object_get(run, "job"), "id"));
 	empty = json_object();
 	out->params = canonical_map(json_object_get(json_object_get(run, "test"), "params")
 					    ?: empty);
@@ -728,6 +743,37 @@ static void ctx_init(struct ctx *c, struct ingest *in, struct decode_error *err)
 	c->err = err;
 	in->ignored = json_array();
 	c->ignored = in->ignored;
+}
+
+int ingest_decode_test(json_t *obj, const char *field, int want_variant, char **params,
+		       char **variant, struct decode_error *err)
+{
+	static const struct field with_variant[] = {
+		{"suite", f_suite}, {"params", f_params}, {"variant", f_params}, {NULL, NULL}};
+	static const struct field test_only[] = {
+		{"suite", f_suite}, {"params", f_params}, {NULL, NULL}};
+	static const char *const required[] = {"suite", NULL};
+	json_t *copy = json_deep_copy(obj), *empty = json_object();
+	struct ctx c;
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	memset(err, 0, sizeof(*err));
+	c.err = err;
+	c.ignored = json_array();
+	if (field && *field)
+		path_push_key(&c.path, field);
+	rc = copy ? check_object(&c, copy, want_variant ? with_variant : test_only, required)
+		  : fail(&c, "must be an object");
+	if (!rc) {
+		*params = canonical_map(json_object_get(copy, "params") ?: empty);
+		if (variant)
+			*variant = canonical_map(json_object_get(copy, "variant") ?: empty);
+	}
+	json_decref(copy);
+	json_decref(empty);
+	json_decref(c.ignored);
+	return rc;
 }
 
 int ingest_decode_runs(const char *body, size_t len, struct ingest *in, struct decode_error *err)

@@ -29,6 +29,7 @@ struct run_in {
 	char *variant; /* canonical variant: object of strings */
 	const char *suite;
 	int has_sha;     /* commit carries a sha (else only a release) */
+	long job_id;     /* "job": {"id": N}, else 0 */
 	size_t nvalues; /* samples in the run */
 	json_t *json;   /* the run object (borrowed from struct ingest's root) */
 };
@@ -56,6 +57,16 @@ int ingest_decode_commits(const char *body, size_t len, struct ingest *in,
 			  struct decode_error *err);
 
 void ingest_release(struct ingest *in);
+
+/*
+ * A test named outside a run (a job, an agent's claim): {"suite", "params"}
+ * and, with want_variant, "variant", checked by the rules of a run's test
+ * and variant. Returns 0 with the canonical params (and variant) JSON
+ * (malloc'd), or -1 with err naming the field under the path field
+ * ("tests[2].params.x"). Unknown keys are not allowed to matter: ignored.
+ */
+int ingest_decode_test(json_t *obj, const char *field, int want_variant, char **params,
+		       char **variant, struct decode_error *err);
 
 /* Validate an ISO 8601 date-time (2020-06-16T10:00:00Z, offsets, fractions). 0 or -1. */
 int iso8601_check(const char *s);

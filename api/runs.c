@@ -11,8 +11,10 @@
 #include "../server/db.h"
 #include "../server/jsonw.h"
 #include "../server/limits.h"
+#include "../server/token.h"
 #include "../server/util.h"
 #include "api.h"
+#include "jobs.h"
 #include "group_commit.h"
 #include "decode_gate.h"
 #include "ingest_decode.h"
@@ -43,6 +45,20 @@ void api_runs_post(struct request *rq, struct reply *rp)
 		return;
 	}
 	buf_release(&rq->body); /* the decoded tree holds what is needed */
+	for (size_t i = 0; i < in.nruns; i++) {
+		const char *name = json_string_value(
+			json_object_get(json_object_get(in.runs[i].json, "machine"), "name"));
+		if (!token_allows_machine(rq->machines, name)) {
+			char field[64];
+			snprintf(field, sizeof(field), in.batch ? "runs[%zu].machine.name" : "machine.name",
+				 i);
+			reply_error(rp, 403, "forbidden", field,
+				    "this token may not post results of machine \"%s\"", name);
+			ingest_release(&in);
+			decode_gate_leave(gate);
+			return;
+		}
+	}
 	items = xcalloc(in.nruns, sizeof(*items));
 	for (size_t i = 0; i < in.nruns; i++) {
 		items[i].run = &in.runs[i];
@@ -60,6 +76,12 @@ void api_runs_post(struct request *rq, struct reply *rp)
 			    "run_id \"%s\" is stored already with other content", in.runs[rc].run_id);
 	} else {
 		struct buf *b = &rp->body;
+		int jobs = 0;
+		for (size_t i = 0; i < in.nruns; i++)
+			jobs |= in.runs[i].job_id != 0;
+		/* runs naming a job count toward it once committed (see jobs.h) */
+		if (jobs && (c = db_get()))
+			jobs_count_runs(c, items, in.nruns);
 		for (size_t i = 0; i < in.nruns; i++) {
 			if (items[i].result == STORE_CREATED) {
 				created = 1;

@@ -313,7 +313,7 @@ static int authenticate_token(struct request *rq, int *db_failed)
 		*db_failed = 1;
 		return 503;
 	}
-	rc = token_verify(c, h, &rq->token_id, rq->role, &r);
+	rc = token_verify(c, h, &rq->token_id, rq->role, rq->machines, &r);
 	if (rc < 0) {
 		db_log_error("token lookup", c, r);
 		PQclear(r);

@@ -31,6 +31,7 @@ struct request {
 	size_t bytes;
 	long token_id;     /* 0 when no token was presented */
 	char role[16];
+	char machines[1024]; /* the token's machine globs, comma-joined; "": any */
 };
 
 struct reply {

@@ -28,7 +28,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: kperfd [serve] [flags]          serve the API and dashboard\n"
 		"       kperfd migrate [flags]          apply database migrations and exit\n"
-		"       kperfd token create NAME [--role collector|admin]\n"
+		"       kperfd token create NAME [--role collector|admin] [--machines GLOB,...]\n"
 		"       kperfd token list\n"
 		"       kperfd token revoke NAME\n"
 		"       kperfd --version\n"
@@ -199,14 +199,23 @@ static int token_cmd(int argc, char **argv)
 		return 2;
 	}
 	if (!strcmp(argv[0], "create")) {
-		if (argc != 2 && !(argc == 4 && !strcmp(argv[2], "--role"))) {
+		const char *machines = NULL;
+		if (argc < 2 || argc % 2) {
 			usage();
 			return 2;
 		}
-		if (argc == 4)
-			role = argv[3];
+		for (int i = 2; i < argc; i += 2) {
+			if (!strcmp(argv[i], "--role")) {
+				role = argv[i + 1];
+			} else if (!strcmp(argv[i], "--machines")) {
+				machines = argv[i + 1];
+			} else {
+				usage();
+				return 2;
+			}
+		}
 		c = open_migrated();
-		if (token_create(c, argv[1], role, secret, err, sizeof(err))) {
+		if (token_create(c, argv[1], role, machines, secret, err, sizeof(err))) {
 			fprintf(stderr, "kperfd: token create: %s\n", err);
 			rc = 1;
 		} else {

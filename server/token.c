@@ -2,6 +2,7 @@
  * token.c - token storage. Secrets carry 256 random bits, so a plain
  * SHA-256 (computed by PostgreSQL) is enough: there is nothing to brute-force.
  */
+#include <fnmatch.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -22,10 +23,51 @@ int token_well_formed(const char *s)
 }
 
 static const char SQL_VERIFY[] =
-	"SELECT id, role FROM api_token"
+	"SELECT id, role, coalesce(array_to_string(machines, ','), '') FROM api_token"
 	" WHERE hash = sha256(convert_to($1, 'UTF8')) AND revoked_at IS NULL";
 
-int token_verify(PGconn *c, const char *token, long *id, char *role, PGresult **failed)
+int token_allows_machine(const char *machines, const char *machine)
+{
+	const char *p = machines;
+
+	if (!machines || !*machines)
+		return 1;
+	while (*p) {
+		char glob[TOKEN_MACHINES_MAX];
+		size_t len = strcspn(p, ",");
+		snprintf(glob, sizeof(glob), "%.*s", (int)len, p);
+		if (!fnmatch(glob, machine, 0))
+			return 1;
+		p += len;
+		p += *p == ',';
+	}
+	return 0;
+}
+
+/* "lkp-*,bdw-2s": globs of 1-64 of A-Za-z0-9._- and *?[]!, at most 32. */
+static int machines_ok(const char *machines, char *err, size_t errlen)
+{
+	const char *p = machines;
+	int n = 0;
+
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		if (!len || len > 64 || ++n > 32 || strspn(p, "abcdefghijklmnopqrstuvwxyz"
+						       "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-*?[]!") < len) {
+			snprintf(err, errlen,
+				 "--machines must be up to 32 comma-separated globs of 1-64 of"
+				 " A-Za-z0-9._-*?[]!, not \"%s\"", machines);
+			return -1;
+		}
+		p += len;
+		if (!*p)
+			return 0;
+		p++;
+	}
+}
+
+int token_verify(PGconn *c, const char *token, long *id, char *role, char *machines,
+		 PGresult **failed)
 {
 	const char *params[1] = {token};
 	PGresult *r;
@@ -45,6 +87,7 @@ int token_verify(PGconn *c, const char *token, long *id, char *role, PGresult **
 	}
 	*id = (long)v;
 	snprintf(role, 16, "%s", PQgetvalue(r, 0, 1));
+	snprintf(machines, TOKEN_MACHINES_MAX, "%s", PQgetvalue(r, 0, 2));
 	PQclear(r);
 	return 0;
 }
@@ -63,10 +106,10 @@ static int check_name_role(const char *name, const char *role, char *err, size_t
 }
 
 static int store(PGconn *c, const char *sql, const char *name, const char *role,
-		 const char *secret, char *err, size_t errlen)
+		 const char *secret, const char *machines, char *err, size_t errlen)
 {
-	const char *params[3] = {name, role, secret};
-	PGresult *r = db_exec(c, sql, 3, params);
+	const char *params[4] = {name, role, secret, machines};
+	PGresult *r = db_exec(c, sql, 4, params);
 	int rc = 0;
 
 	if (!db_ok(r)) {
@@ -82,14 +125,18 @@ static int store(PGconn *c, const char *sql, const char *name, const char *role,
 	return rc;
 }
 
-int token_create(PGconn *c, const char *name, const char *role, char *out, char *err,
-		 size_t errlen)
+int token_create(PGconn *c, const char *name, const char *role, const char *machines,
+		 char *out, char *err, size_t errlen)
 {
 	static const char hex[] = "0123456789abcdef";
 	unsigned char raw[32];
 	size_t n = 0;
 
 	if (check_name_role(name, role, err, errlen))
+		return -1;
+	if (machines && !*machines)
+		machines = NULL;
+	if (machines && machines_ok(machines, err, errlen))
 		return -1;
 	if (random_bytes(raw, sizeof(raw))) {
 		snprintf(err, errlen, "no random bytes from the kernel");
@@ -102,9 +149,9 @@ int token_create(PGconn *c, const char *name, const char *role, char *out, char 
 	}
 	out[n] = '\0';
 	return store(c,
-		     "INSERT INTO api_token (name, role, hash)"
-		     " VALUES ($1, $2, sha256(convert_to($3, 'UTF8')))",
-		     name, role, out, err, errlen);
+		     "INSERT INTO api_token (name, role, hash, machines)"
+		     " VALUES ($1, $2, sha256(convert_to($3, 'UTF8')), string_to_array($4, ','))",
+		     name, role, out, machines, err, errlen);
 }
 
 int token_ensure(PGconn *c, const char *name, const char *role, const char *secret, char *err,
@@ -121,8 +168,8 @@ int token_ensure(PGconn *c, const char *name, const char *role, const char *secr
 		     "INSERT INTO api_token (name, role, hash)"
 		     " VALUES ($1, $2, sha256(convert_to($3, 'UTF8')))"
 		     " ON CONFLICT (name) DO UPDATE SET role = EXCLUDED.role,"
-		     " hash = EXCLUDED.hash, revoked_at = NULL",
-		     name, role, secret, err, errlen);
+		     " hash = EXCLUDED.hash, revoked_at = NULL, machines = $4::text[]",
+		     name, role, secret, NULL, err, errlen);
 }
 
 int token_revoke(PGconn *c, const char *name, char *err, size_t errlen)
@@ -147,7 +194,8 @@ int token_revoke(PGconn *c, const char *name, char *err, size_t errlen)
 int token_list(PGconn *c, char *err, size_t errlen)
 {
 	PGresult *r = db_exec(c,
-			      "SELECT name, role, to_char(created_at AT TIME ZONE 'UTC',"
+			      "SELECT name, role, coalesce(array_to_string(machines, ','), '*'),"
+			      " to_char(created_at AT TIME ZONE 'UTC',"
 			      " 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
 			      " coalesce(to_char(revoked_at AT TIME ZONE 'UTC',"
 			      " 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), '-')"
@@ -158,10 +206,10 @@ int token_list(PGconn *c, char *err, size_t errlen)
 		PQclear(r);
 		return -1;
 	}
-	printf("%-32s %-10s %-21s %s\n", "NAME", "ROLE", "CREATED", "REVOKED");
+	printf("%-32s %-10s %-21s %-21s %s\n", "NAME", "ROLE", "CREATED", "REVOKED", "MACHINES");
 	for (int i = 0; i < PQntuples(r); i++)
-		printf("%-32s %-10s %-21s %s\n", PQgetvalue(r, i, 0), PQgetvalue(r, i, 1),
-		       PQgetvalue(r, i, 2), PQgetvalue(r, i, 3));
+		printf("%-32s %-10s %-21s %-21s %s\n", PQgetvalue(r, i, 0), PQgetvalue(r, i, 1),
+		       PQgetvalue(r, i, 3), PQgetvalue(r, i, 4), PQgetvalue(r, i, 2));
 	PQclear(r);
 	return 0;
 }

@@ -1,0 +1,363 @@
+/*
+ * test_jobs.c - /api/v1/jobs against a real kperfd: a job queued by an
+ * admin, claimed by the machine that offers its test (long poll, order of
+ * claims), kept by heartbeats, completed by runs naming it, failed, given
+ * back, cancelled, lost when its lease runs out; tokens bound to machines.
+ */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define SHA_A "aaaa1631f313f75c9d8f4b5e0e9cba1c1bd1d68e"
+#define SHA_B "bbbb1631f313f75c9d8f4b5e0e9cba1c1bd1d68e"
+#define TEST_RT "{\"suite\":\"readtwice\",\"params\":{\"procs\":\"4\"}}"
+
+static struct kperfd K;
+
+static void setup(void)
+{
+	struct resp r;
+
+	kperfd_start(&K, NULL);
+	http_post_json(&K, "/api/v1/commits", TOKEN_COLLECTOR,
+		       "[{\"sha\":\"" SHA_A "\",\"subject\":\"mm: a\",\"release\":\"6.1.0-a\"},"
+		       "{\"sha\":\"" SHA_B "\",\"parent\":\"" SHA_A "\",\"subject\":\"mm: b\","
+		       "\"release\":\"6.1.0-b\"}]",
+		       &r);
+	cr_assert_eq(r.status, 201, "%s", r.body);
+	resp_release(&r);
+}
+
+static void teardown(void)
+{
+	kperfd_stop(&K);
+}
+
+TestSuite(jobs, .init = setup, .fini = teardown, .timeout = 120);
+
+/* POST body with token; the status; the parsed answer into *j (may be NULL). */
+static long call(const char *method, const char *path, const char *token, const char *body,
+		 json_t **j)
+{
+	struct resp r;
+	long st;
+
+	http_call(&K, method, path, token, body ? "application/json" : NULL, body,
+		  body ? strlen(body) : 0, &r);
+	st = r.status;
+	if (j)
+		*j = r.len ? resp_json(&r) : NULL;
+	resp_release(&r);
+	return st;
+}
+
+static long num(json_t *j, const char *key)
+{
+	return (long)json_number_value(json_object_get(j, key));
+}
+
+static const char *str(json_t *j, const char *key)
+{
+	return json_string_value(json_object_get(j, key));
+}
+
+/* Queue a job; its id. */
+static long queue(const char *json)
+{
+	json_t *j;
+	long st = call("POST", "/api/v1/jobs", TOKEN_ADMIN, json, &j), id;
+
+	cr_assert_eq(st, 201, "%s", json);
+	cr_expect_str_eq(str(j, "state"), "queued");
+	id = num(j, "id");
+	json_decref(j);
+	return id;
+}
+
+/* Claim for machine; the job's id, 0 on 204. */
+static long claim(const char *token, const char *machine, const char *running_sha,
+		  const char *tests, int wait_s, json_t **job)
+{
+	char body[1024];
+	json_t *j = NULL;
+	long st, id = 0;
+
+	snprintf(body, sizeof(body),
+		 "{\"machine\":\"%s\",\"running\":{\"commit\":%s%s%s,\"release\":\"x\"},"
+		 "\"tests\":%s,\"wait_s\":%d}",
+		 machine, running_sha ? "\"" : "", running_sha ? running_sha : "null",
+		 running_sha ? "\"" : "", tests, wait_s);
+	st = call("POST", "/api/v1/jobs/claim", token, body, &j);
+	cr_assert(st == 200 || st == 204, "claim: %ld", st);
+	if (st == 200) {
+		id = num(json_object_get(j, "job"), "id");
+		if (job)
+			*job = json_incref(json_object_get(j, "job"));
+	}
+	json_decref(j);
+	return id;
+}
+
+static long post_run(const char *token, const char *run_id, const char *machine, const char *sha,
+		     long job)
+{
+	char body[1024], jobpart[64] = "";
+
+	if (job)
+		snprintf(jobpart, sizeof(jobpart), ",\"job\":{\"id\":%ld}", job);
+	snprintf(body, sizeof(body),
+		 "{\"run_id\":\"%s\",\"machine\":{\"name\":\"%s\"},\"kernel\":{\"commit\":\"%s\"},"
+		 "\"test\":{\"suite\":\"readtwice\",\"params\":{\"procs\":4}},"
+		 "\"metrics\":{\"readtwice.throughput\":[100,101]}%s}",
+		 run_id, machine, sha, jobpart);
+	return call("POST", "/api/v1/runs", token, body, NULL);
+}
+
+static json_t *get_job(long id)
+{
+	char path[64];
+	json_t *j;
+
+	snprintf(path, sizeof(path), "/api/v1/jobs/%ld", id);
+	cr_assert_eq(call("GET", path, NULL, NULL, &j), 200);
+	return j;
+}
+
+Test(jobs, queue_claim_heartbeat_and_runs_complete_the_job)
+{
+	json_t *j, *job = NULL;
+	long id, got;
+	char path[96];
+
+	/* bad jobs: named field, nothing queued */
+	cr_expect_eq(call("POST", "/api/v1/jobs", TOKEN_ADMIN,
+			  "{\"commit\":\"" SHA_B "\",\"suite\":\"readtwice\",\"runs\":0}", &j),
+		     400);
+	cr_expect_str_eq(str(j, "field"), "runs");
+	json_decref(j);
+	cr_expect_eq(call("POST", "/api/v1/jobs", TOKEN_ADMIN,
+			  "{\"commit\":\"cccc1631f313\",\"suite\":\"readtwice\"}", &j),
+		     404);
+	cr_expect_str_eq(str(j, "field"), "commit");
+	json_decref(j);
+	cr_expect_eq(call("POST", "/api/v1/jobs", TOKEN_ADMIN,
+			  "{\"commit\":\"" SHA_B "\",\"suite\":\"readtwice\",\"machine\":\"nope\"}", &j),
+		     404);
+	cr_expect_str_eq(str(j, "field"), "machine");
+	json_decref(j);
+	cr_expect_eq(call("POST", "/api/v1/jobs", TOKEN_ADMIN,
+			  "{\"commit\":\"" SHA_B "\",\"suite\":\"read twice\"}", &j),
+		     400);
+	cr_expect_str_eq(str(j, "field"), "suite");
+	json_decref(j);
+	cr_expect_eq(call("POST", "/api/v1/jobs", TOKEN_COLLECTOR,
+			  "{\"commit\":\"" SHA_B "\",\"suite\":\"readtwice\"}", NULL),
+		     403, "queueing needs an admin token");
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM job"), 0);
+
+	id = queue("{\"commit\":\"6.1.0-b\",\"suite\":\"readtwice\",\"params\":{\"procs\":4},"
+		   "\"runs\":2,\"reason\":\"confirm a regression\"}");
+	/* a machine offering other tests gets nothing; one offering it gets the job */
+	cr_expect_eq(claim(TOKEN_COLLECTOR, "lab1", NULL, "[{\"suite\":\"ycsb\"}]", 0, NULL), 0);
+	cr_expect_eq(claim(TOKEN_COLLECTOR, "lab1", NULL, "[]", 0, NULL), 0);
+	got = claim(TOKEN_COLLECTOR, "lab1", NULL, "[{\"suite\":\"ycsb\"}," TEST_RT "]", 0, &job);
+	cr_assert_eq(got, id);
+	cr_expect_str_eq(str(job, "commit"), SHA_B);
+	cr_expect_str_eq(str(job, "release"), "6.1.0-b");
+	cr_expect_str_eq(str(job, "subject"), "mm: b");
+	cr_expect_str_eq(str(json_object_get(job, "params"), "procs"), "4");
+	cr_expect_eq(num(job, "runs"), 2);
+	cr_expect_eq(num(job, "lease_s"), 1800);
+	json_decref(job);
+	cr_expect_eq(claim(TOKEN_COLLECTOR, "lab2", NULL, "[" TEST_RT "]", 0, NULL), 0,
+		     "a leased job is not claimed twice");
+
+	snprintf(path, sizeof(path), "/api/v1/jobs/%ld/heartbeat", id);
+	cr_expect_eq(call("POST", path, TOKEN_COLLECTOR, "{\"machine\":\"lab1\"}", NULL), 200);
+	cr_expect_eq(call("POST", path, TOKEN_COLLECTOR, "{\"machine\":\"lab2\"}", NULL), 409);
+
+	/* a run naming the job from a machine that does not hold it: stored, not counted */
+	cr_expect_eq(post_run(TOKEN_COLLECTOR, "lab2-1", "lab2", SHA_B, id), 201);
+	/* a run of another commit: stored, not counted */
+	cr_expect_eq(post_run(TOKEN_COLLECTOR, "lab1-a", "lab1", SHA_A, id), 201);
+	j = get_job(id);
+	cr_expect_eq(num(j, "runs_done"), 0);
+	cr_expect_str_eq(str(j, "state"), "running");
+	cr_expect_str_eq(str(j, "leased_to"), "lab1");
+	json_decref(j);
+	cr_expect_eq(post_run(TOKEN_COLLECTOR, "lab1-1", "lab1", SHA_B, id), 201);
+	cr_expect_eq(post_run(TOKEN_COLLECTOR, "lab1-1", "lab1", SHA_B, id), 200,
+		     "a re-post answers 200 and counts once");
+	j = get_job(id);
+	cr_expect_eq(num(j, "runs_done"), 1);
+	cr_expect_str_eq(str(j, "state"), "running");
+	json_decref(j);
+	cr_expect_eq(post_run(TOKEN_COLLECTOR, "lab1-2", "lab1", SHA_B, id), 201);
+	j = get_job(id);
+	cr_expect_eq(num(j, "runs_done"), 2);
+	cr_expect_str_eq(str(j, "state"), "done");
+	json_decref(j);
+	cr_expect_eq(call("POST", path, TOKEN_COLLECTOR, "{}", NULL), 409, "a done job has no lease");
+	cr_expect_eq(call("GET", "/api/v1/jobs?state=done&machine=lab1", NULL, NULL, &j), 200);
+	cr_expect_eq(num(j, "total"), 1);
+	json_decref(j);
+	cr_expect_eq(call("GET", "/api/v1/jobs?state=bogus", NULL, NULL, NULL), 400);
+	cr_expect_eq(call("GET", "/api/v1/agents", NULL, NULL, &j), 200);
+	cr_expect_eq(num(j, "total"), 2, "lab1 and lab2 offered readtwice");
+	json_decref(j);
+}
+
+Test(jobs, claims_take_the_running_kernel_first_then_priority_then_age)
+{
+	long old = queue("{\"commit\":\"" SHA_A "\",\"suite\":\"readtwice\",\"params\":{\"procs\":4}}");
+	long urgent = queue("{\"commit\":\"" SHA_A "\",\"suite\":\"readtwice\","
+			    "\"params\":{\"procs\":4},\"priority\":5}");
+	long on_b = queue("{\"commit\":\"" SHA_B "\",\"suite\":\"readtwice\",\"params\":{\"procs\":4}}");
+	long other = queue("{\"commit\":\"" SHA_A "\",\"suite\":\"readtwice\","
+			   "\"params\":{\"procs\":4},\"machine\":null}");
+
+	cr_expect_eq(claim(TOKEN_COLLECTOR, "lab1", SHA_B, "[" TEST_RT "]", 0, NULL), on_b,
+		     "no reboot first");
+	cr_expect_eq(claim(TOKEN_COLLECTOR, "lab1", SHA_B, "[" TEST_RT "]", 0, NULL), urgent);
+	cr_expect_eq(claim(TOKEN_COLLECTOR, "lab1", SHA_B, "[" TEST_RT "]", 0, NULL), old);
+	cr_expect_eq(claim(TOKEN_COLLECTOR, "lab1", SHA_B, "[" TEST_RT "]", 0, NULL), other);
+	cr_expect_eq(claim(TOKEN_COLLECTOR, "lab1", SHA_B, "[" TEST_RT "]", 0, NULL), 0);
+}
+
+Test(jobs, failures_end_a_job_after_three_a_release_counts_none_a_cancel_ends_it)
+{
+	long id = queue("{\"commit\":\"" SHA_B "\",\"suite\":\"readtwice\",\"params\":{\"procs\":4}}");
+	char fail[96], rel[96], del[64];
+	json_t *j;
+
+	snprintf(fail, sizeof(fail), "/api/v1/jobs/%ld/fail", id);
+	snprintf(rel, sizeof(rel), "/api/v1/jobs/%ld/release", id);
+	snprintf(del, sizeof(del), "/api/v1/jobs/%ld", id);
+	cr_expect_eq(call("POST", fail, TOKEN_COLLECTOR, "{\"reason\":\"x\"}", NULL), 409,
+		     "no lease to fail");
+	for (int i = 0; i < 3; i++) {
+		char reason[64];
+		cr_assert_eq(claim(TOKEN_COLLECTOR, "lab1", NULL, "[" TEST_RT "]", 0, NULL), id);
+		if (i == 1) { /* SIGTERM: given back, no attempt counted */
+			cr_expect_eq(call("POST", rel, TOKEN_COLLECTOR, "{}", NULL), 200);
+			cr_assert_eq(claim(TOKEN_COLLECTOR, "lab1", NULL, "[" TEST_RT "]", 0, NULL), id);
+		}
+		cr_expect_eq(call("POST", fail, TOKEN_COLLECTOR, "{}", &j), 400, "a reason is needed");
+		cr_expect_str_eq(str(j, "field"), "reason");
+		json_decref(j);
+		snprintf(reason, sizeof(reason), "{\"reason\":\"kernel %d did not boot\"}", i);
+		cr_expect_eq(call("POST", fail, TOKEN_COLLECTOR, reason, &j), 200);
+		cr_expect_str_eq(str(j, "state"), i < 2 ? "queued" : "failed");
+		cr_expect_eq(num(j, "attempts"), i + 1);
+		json_decref(j);
+	}
+	j = get_job(id);
+	cr_expect_eq(json_array_size(json_object_get(j, "failures")), 3);
+	cr_expect_str_eq(str(json_array_get(json_object_get(j, "failures"), 2), "reason"),
+			 "kernel 2 did not boot");
+	cr_expect_str_eq(str(json_array_get(json_object_get(j, "failures"), 2), "machine"), "lab1");
+	json_decref(j);
+	cr_expect_eq(claim(TOKEN_COLLECTOR, "lab1", NULL, "[" TEST_RT "]", 0, NULL), 0);
+
+	id = queue("{\"commit\":\"" SHA_B "\",\"suite\":\"readtwice\",\"params\":{\"procs\":4}}");
+	snprintf(del, sizeof(del), "/api/v1/jobs/%ld", id);
+	cr_expect_eq(call("DELETE", del, TOKEN_COLLECTOR, NULL, NULL), 403);
+	cr_expect_eq(call("DELETE", del, TOKEN_ADMIN, NULL, &j), 200);
+	cr_expect_str_eq(str(j, "state"), "cancelled");
+	json_decref(j);
+	cr_expect_eq(call("DELETE", del, TOKEN_ADMIN, NULL, NULL), 409);
+	cr_expect_eq(call("DELETE", "/api/v1/jobs/999999", TOKEN_ADMIN, NULL, NULL), 404);
+	cr_expect_eq(claim(TOKEN_COLLECTOR, "lab1", NULL, "[" TEST_RT "]", 0, NULL), 0);
+}
+
+Test(jobs, a_lease_that_runs_out_puts_the_job_back)
+{
+	long id = queue("{\"commit\":\"" SHA_B "\",\"suite\":\"readtwice\",\"params\":{\"procs\":4},"
+			"\"lease_s\":2}");
+	char hb[96];
+
+	cr_assert_eq(claim(TOKEN_COLLECTOR, "lab1", NULL, "[" TEST_RT "]", 0, NULL), id);
+	cr_expect_eq(claim(TOKEN_COLLECTOR, "lab2", NULL, "[" TEST_RT "]", 0, NULL), 0);
+	/* the long poll returns the job once lab1's lease has run out */
+	cr_expect_eq(claim(TOKEN_COLLECTOR, "lab2", NULL, "[" TEST_RT "]", 10, NULL), id);
+	snprintf(hb, sizeof(hb), "/api/v1/jobs/%ld/heartbeat", id);
+	cr_expect_eq(call("POST", hb, TOKEN_COLLECTOR, "{\"machine\":\"lab1\"}", NULL), 409);
+	cr_expect_eq(call("POST", hb, TOKEN_COLLECTOR, "{\"machine\":\"lab2\"}", NULL), 200);
+}
+
+struct later {
+	long id;
+};
+
+static void *queue_later(void *arg)
+{
+	struct later *l = arg;
+	usleep(700000);
+	l->id = queue("{\"commit\":\"" SHA_A "\",\"suite\":\"readtwice\",\"params\":{\"procs\":4}}");
+	return NULL;
+}
+
+Test(jobs, a_long_poll_returns_a_job_queued_while_it_waits)
+{
+	struct later l = {0};
+	pthread_t th;
+	long got;
+
+	cr_expect_eq(claim(TOKEN_COLLECTOR, "lab1", NULL, "[" TEST_RT "]", 1, NULL), 0,
+		     "204 after wait_s with nothing to do");
+	pthread_create(&th, NULL, queue_later, &l);
+	got = claim(TOKEN_COLLECTOR, "lab1", NULL, "[" TEST_RT "]", 30, NULL);
+	pthread_join(th, NULL);
+	cr_expect_eq(got, l.id);
+}
+
+Test(jobs, tokens_bound_to_machines_post_and_claim_for_those_only)
+{
+	const char *create[] = {"token", "create", "lab-bound", "--machines", "lab1,lkp-*", NULL};
+	const char *bad[] = {"token", "create", "lab-bad", "--machines", "lab 1", NULL};
+	char *out = NULL, *err = NULL, *tok;
+	json_t *j;
+
+	cr_assert_eq(kperfd_cli(&K, create, &out, &err), 0, "%s", err);
+	free(err);
+	tok = strtok(out, "\n");
+	cr_assert_not_null(tok);
+	cr_expect_eq(post_run(tok, "b-1", "lab1", SHA_A, 0), 201);
+	cr_expect_eq(post_run(tok, "b-2", "lkp-bdw-ex2", SHA_A, 0), 201);
+	cr_expect_eq(call("POST", "/api/v1/runs", tok,
+			  "{\"run_id\":\"b-3\",\"machine\":{\"name\":\"lab2\"},"
+			  "\"kernel\":{\"commit\":\"" SHA_A "\"},\"test\":{\"suite\":\"readtwice\"},"
+			  "\"metrics\":{\"readtwice.throughput\":1}}",
+			  &j),
+		     403);
+	cr_expect_str_eq(str(j, "error"), "forbidden");
+	cr_expect_str_eq(str(j, "field"), "machine.name");
+	json_decref(j);
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM run WHERE run_id = 'b-3'"), 0);
+	cr_expect_eq(call("POST", "/api/v1/jobs/claim", tok,
+			  "{\"machine\":\"lab2\",\"tests\":[" TEST_RT "]}", &j),
+		     403);
+	cr_expect_str_eq(str(j, "field"), "machine");
+	json_decref(j);
+	cr_expect_eq(claim(tok, "lab1", NULL, "[" TEST_RT "]", 0, NULL), 0);
+	/* a job leased to lab2 cannot be heartbeaten with lab1's token */
+	{
+		long id = queue("{\"commit\":\"" SHA_B "\",\"suite\":\"readtwice\","
+				"\"params\":{\"procs\":4}}");
+		char hb[96];
+		cr_assert_eq(claim(TOKEN_COLLECTOR, "lab2", NULL, "[" TEST_RT "]", 0, NULL), id);
+		snprintf(hb, sizeof(hb), "/api/v1/jobs/%ld/heartbeat", id);
+		cr_expect_eq(call("POST", hb, tok, "{}", NULL), 403);
+		cr_expect_eq(call("POST", hb, TOKEN_COLLECTOR, "{}", NULL), 200);
+	}
+	free(out);
+	cr_expect_neq(kperfd_cli(&K, bad, &out, &err), 0);
+	cr_expect(err && strstr(err, "--machines"), "%s", err);
+	free(out);
+	free(err);
+}
