@@ -236,7 +236,8 @@ Test(verdict, noise_when_both_below_three_unless_history)
 Test(verdict, history_test_by_hand)
 {
 	/* 1 vs 1 sample, sigma 1%, 1000 df: se = 0.01 sqrt(100^2 + 103^2),
-	 * t = 2.08974, p = 0.0368931177 (mpmath): noise at 0.01, a change at 0.05 */
+	 * t = 2.08974, p = 0.0368931177 (mpmath): noise at the default level
+	 * (0.035), a change at 0.05 */
 	const double b1[] = {100.0}, t1[] = {103.0};
 	const struct noise_hist h = {30, 0.01, 1000.0};
 	struct verdict_config cfg;
@@ -265,6 +266,33 @@ Test(verdict, history_test_by_hand)
 	cr_expect_str_eq(out.test, "history");
 	cr_expect_float_eq(out.p, 0.000643481420651670, 1e-12);
 	cr_expect_eq(out.verdict, VERDICT_IMPROVEMENT);
+}
+
+Test(verdict, history_default_level)
+{
+	/* 1 vs 1 sample, sigma 1%, 1000 df: se = 0.01 sqrt(100^2 + 103.4^2) =
+	 * 1.43845612, t = 2.36364527, p = 0.0182865558689971 (mpmath, by the
+	 * regularized incomplete beta and by integrating the t density): a
+	 * change at the default level 0.035, noise at the former 0.01 */
+	const double b[] = {100.0}, t[] = {103.4};
+	const struct noise_hist h = {30, 0.01, 1000.0};
+	struct verdict_config cfg;
+	struct verdict_in in = in_of("vm-scalability.throughput", DIR_LOWER, b, 1, t, 1);
+	struct verdict_out out;
+
+	cr_expect_float_eq(VERDICT_ALPHA_HISTORY, 0.035, 0);
+	in.hist = &h;
+	cr_assert_eq(verdict_decide(&in, &out), 0);
+	cr_expect_str_eq(out.test, "history");
+	cr_expect_float_eq(out.p, 0.0182865558689971, 1e-12);
+	cr_expect_eq(out.verdict, VERDICT_REGRESSION);
+	cr_assert_eq(verdict_config_parse(&cfg, NULL, NULL, 0), 0);
+	cfg.alpha_history = 0.01;
+	in.cfg = &cfg;
+	cr_assert_eq(verdict_decide(&in, &out), 0);
+	cr_expect_float_eq(out.p, 0.0182865558689971, 1e-12);
+	cr_expect_eq(out.verdict, VERDICT_NOISE);
+	verdict_config_release(&cfg);
 }
 
 Test(verdict, history_guards)
