@@ -41,8 +41,9 @@ void parse_ctx_release(struct parse_ctx *pc);
 
 /*
  * Run p over text: on success returns 0 and the metrics are in pc->runs; on
- * failure -1 with pc->err naming file and line. A parser that recognises
- * nothing fails ("no <format> results").
+ * failure -1 with pc->err naming file and line, and pc's runs, units and
+ * directions as they were before the call (a truncated output adds nothing).
+ * A parser that recognises nothing fails ("no <format> results").
  */
 int parse_run(const struct parser *p, struct parse_ctx *pc, const char *text, size_t len);
 
@@ -56,6 +57,23 @@ int parse_metric(struct parse_ctx *pc, const char *key, double v);
 void parse_unit(struct parse_ctx *pc, const char *key, const char *unit);
 /* For parsers: record "higher" or "lower" is better for "<program>.<key>". */
 void parse_direction(struct parse_ctx *pc, const char *key, const char *direction);
+/*
+ * For parsers: append v to "<program>.<key>" and record its unit and
+ * direction ("higher"/"lower"), either of which may be NULL; 0 or -1 (not finite).
+ */
+int parse_metric_as(struct parse_ctx *pc, const char *key, double v, const char *unit,
+		    const char *direction);
+/*
+ * For parsers: decode the JSON document text (duplicate keys rejected);
+ * first_line is the line of the input text starts on (1 for the whole
+ * input). Returns a new reference, or NULL with pc->err naming line and column.
+ */
+json_t *parse_load_json(struct parse_ctx *pc, const char *text, size_t len, size_t first_line);
+/*
+ * For parsers: the line of text where the object key key ("key" then ':')
+ * first appears, for messages about a value; 1 when it cannot be found.
+ */
+size_t parse_key_line(const char *text, size_t len, const char *key);
 /* For parsers: set pc->err to "file:line: <fmt>" and return -1. */
 int parse_fail(struct parse_ctx *pc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -75,6 +93,15 @@ void lines_init(struct lines *it, const char *text, size_t len);
 char *lines_next(struct lines *it);
 void lines_release(struct lines *it);
 
+/*
+ * Limits of the formats whose names come from the input (kv, json): a
+ * bigger input is an error naming the line or key, never a silent cut.
+ * The same figures as the server's (server/limits.h, LIMIT_*).
+ */
+#define PARSE_VALUES_PER_METRIC_MAX 10000 /* LIMIT_VALUES_PER_METRIC */
+#define PARSE_METRICS_MAX 10000		  /* LIMIT_METRICS_PER_RUN */
+#define PARSE_VALUES_MAX 100000		  /* LIMIT_VALUES_PER_RUN */
+
 /* Split s in place at white space into at most max fields; returns the count. */
 size_t split_ws(char *s, char **fields, size_t max);
 
@@ -91,5 +118,12 @@ int parse_readtwice(struct parse_ctx *pc, const char *text, size_t len);
 int parse_sysbench(struct parse_ctx *pc, const char *text, size_t len);
 int parse_lkp_stats_json(struct parse_ctx *pc, const char *text, size_t len);
 int parse_lkp_matrix_json(struct parse_ctx *pc, const char *text, size_t len);
+int parse_stress_ng(struct parse_ctx *pc, const char *text, size_t len);
+int parse_fio(struct parse_ctx *pc, const char *text, size_t len);
+int parse_redis_benchmark(struct parse_ctx *pc, const char *text, size_t len);
+int parse_pgbench(struct parse_ctx *pc, const char *text, size_t len);
+int parse_hackbench(struct parse_ctx *pc, const char *text, size_t len);
+int parse_kv(struct parse_ctx *pc, const char *text, size_t len);
+int parse_json(struct parse_ctx *pc, const char *text, size_t len);
 
 #endif

@@ -2,13 +2,18 @@
 # deps.sh - `make deps`: install what kperf needs from Debian 12 when it is
 # missing (apt-get, as root), or print the exact command and stop.
 # `deps.sh test` adds what `make test` needs: Chromium for the browser tests,
-# a real SMTP server (python3-aiosmtpd), clang for the fuzzers.
+# a real SMTP server (python3-aiosmtpd), clang for the fuzzers, redis-server.
 set -eu
 pkgs="build-essential pkg-config libmicrohttpd-dev libpq-dev libjansson-dev
 libcurl4-openssl-dev libgsl-dev libdouble-conversion-dev libxxhash-dev libcriterion-dev zlib1g-dev postgresql
 postgresql-client curl git"
 command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"
 [ "${1:-}" = test ] && pkgs="$pkgs chromium python3-aiosmtpd clang libclang-rt-14-dev valgrind"
+# The benchmarks kperf-collect parses (tests/collect/test_parsers_live.c runs each for a
+# second): pgbench comes with postgresql, memtier_benchmark is not packaged in Debian 12.
+# redis-server only for the tests: its package starts a system-wide server.
+pkgs="$pkgs sysbench stress-ng fio redis-tools rt-tests"
+[ "${1:-}" = test ] && pkgs="$pkgs redis-server"
 
 missing=
 for p in $pkgs; do
