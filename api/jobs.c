@@ -256,6 +256,8 @@ static const char SQL_CLAIM[] =
 	" pick AS (SELECT j.id FROM job j JOIN commits c ON c.id = j.commit_id, m"
 	"  WHERE j.state = 'queued' AND (j.machine_id IS NULL OR j.machine_id = m.id)"
 	"  AND j.test_id IN (SELECT id FROM offer)"
+	/* $5 false: an agent that cannot switch kernels takes jobs on its own only */
+	"  AND ($5::boolean OR coalesce(c.sha = $3 OR ($3::text IS NULL AND c.release = $4), false))"
 	"  ORDER BY coalesce(c.sha = $3 OR ($3::text IS NULL AND c.release = $4), false) DESC,"
 	"  j.priority DESC, j.id LIMIT 1 FOR UPDATE OF j SKIP LOCKED)"
 	" UPDATE job j SET state = 'running', leased_to = m.id, claimed_at = now(),"
@@ -271,7 +273,12 @@ static const char SQL_CLAIM[] =
 	"  'runs', j.runs - j.runs_done, 'runs_done', j.runs_done, 'lease_s', j.lease_s,"
 	"  'reason', j.reason))::text";
 
-/* The claiming machine exists from its first claim; what it offers is kept. */
+/* The claiming machine exists from its first claim, and so do the tests it
+ * offers (a test is its suite and params); what it offers is kept. */
+static const char SQL_TESTS[] =
+	"INSERT INTO test (suite, params) SELECT o.suite, o.params"
+	" FROM jsonb_to_recordset($1::jsonb) AS o(suite text, params jsonb)"
+	" ON CONFLICT (suite, params) DO NOTHING";
 static const char SQL_OFFER[] =
 	"WITH m AS (INSERT INTO machine (name) VALUES ($1)"
 	"  ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name RETURNING id)"
@@ -321,6 +328,7 @@ void api_jobs_claim(struct request *rq, struct reply *rp)
 	char *tests = NULL;
 	long wait_s = 0;
 	int64_t deadline;
+	int can_switch = 1;
 
 	if (!body)
 		return;
@@ -336,6 +344,15 @@ void api_jobs_claim(struct request *rq, struct reply *rp)
 		reply_error(rp, 403, "forbidden", "machine",
 			    "this token may not claim jobs for machine \"%s\"", machine);
 		goto out;
+	}
+	{
+		json_t *sw = json_object_get(body, "switch");
+		if (sw && !json_is_boolean(sw)) {
+			reply_error(rp, 400, "invalid", "switch",
+				    "switch must be true (the agent can boot another kernel) or false");
+			goto out;
+		}
+		can_switch = !sw || json_is_true(sw);
 	}
 	running = json_object_get(body, "running");
 	if (running && !json_is_null(running)) {
@@ -364,7 +381,8 @@ void api_jobs_claim(struct request *rq, struct reply *rp)
 	}
 	deadline = now_us() + wait_s * INT64_C(1000000);
 	for (int first = 1;; first = 0) {
-		const char *po[2] = {machine, tests}, *pc[4] = {machine, tests, sha, release};
+		const char *po[2] = {machine, tests};
+		const char *pc[5] = {machine, tests, sha, release, can_switch ? "true" : "false"};
 		PGconn *c = db_get();
 		PGresult *r;
 
@@ -372,12 +390,12 @@ void api_jobs_claim(struct request *rq, struct reply *rp)
 			reply_unavailable(rp);
 			goto out;
 		}
-		if (first && db_do(c, SQL_OFFER, 2, po)) {
+		if (first && (db_do(c, SQL_TESTS, 1, po + 1) || db_do(c, SQL_OFFER, 2, po))) {
 			reply_db_status(rp, 503, "recording the machine's tests");
 			goto out;
 		}
 		PQclear(db_exec(c, SQL_REQUEUE, 0, NULL));
-		r = db_exec(c, SQL_CLAIM, 4, pc);
+		r = db_exec(c, SQL_CLAIM, 5, pc);
 		if (!db_ok(r)) {
 			reply_db_error(rp, c, r, "claiming a job");
 			PQclear(r);
@@ -390,6 +408,10 @@ void api_jobs_claim(struct request *rq, struct reply *rp)
 		}
 		PQclear(r);
 		db_release(); /* not held while waiting */
+		if (http_client_gone(rq)) { /* nobody to give a job to */
+			rp->status = 204;
+			goto out;
+		}
 		if (now_us() >= deadline) {
 			rp->status = 204;
 			goto out;
@@ -597,11 +619,16 @@ void api_jobs_agents(struct request *rq, struct reply *rp)
 	api_list(rq, rp, SQL_AGENTS, 0, NULL);
 }
 
-/* Count a run toward its job: see jobs.h. */
+/* Count a run toward its job: see jobs.h. A run counts when its variant's
+ * knobs include the job's (a job queued by hand names only the knobs it
+ * cares about; the machine's own, thp or swap, come with every run). */
 static const char SQL_COUNT[] =
-	"WITH j AS (SELECT id FROM job WHERE id = $1::bigint AND state = 'running'"
-	"  AND leased_to = $2::bigint AND commit_id = $3::bigint AND test_id = $4::bigint"
-	"  AND variant_id = $5::bigint FOR UPDATE),"
+	"WITH j AS (SELECT job.id FROM job JOIN variant jv ON jv.id = job.variant_id"
+	"  WHERE job.id = $1::bigint AND job.state = 'running' AND job.leased_to = $2::bigint"
+	"  AND job.commit_id = $3::bigint AND job.test_id = $4::bigint"
+	/* the run's knobs hold the job's: a job names the knobs it cares about */
+	"  AND (SELECT knobs FROM variant WHERE id = $5::bigint) @> jv.knobs"
+	"  FOR UPDATE OF job),"
 	" ins AS (INSERT INTO job_run (job_id, run_id) SELECT id, $6::bigint FROM j"
 	"  ON CONFLICT DO NOTHING RETURNING job_id)"
 	" UPDATE job SET runs_done = runs_done + (SELECT count(*) FROM ins),"

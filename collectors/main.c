@@ -1,7 +1,7 @@
 /*
  * main.c - kperf-collect's command line: global options (server, token,
- * machine, spool, config), then one command: run, flush, commits, parse,
- * import, formats, help. Exit statuses: 0 ok, the benchmark's own status
+ * machine, spool, config), then one command: run, agent, flush, commits,
+ * parse, import, formats, help. Exit statuses: 0 ok, the benchmark's own status
  * when it failed, 64 usage, 65 rejected/malformed input, 75 undeliverable.
  */
 #include <ctype.h>
@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent.h"
 #include "commits.h"
 #include "config.h"
 #include "cutil.h"
@@ -27,6 +28,10 @@ static const char usage_text[] =
 	"      [--commit SHA] [--series NAME] [--release R] [--format F]\n"
 	"      [--dry-run] [--quiet] -- CMD [ARGS...]\n"
 	"        run CMD N times between counter snapshots, parse its output, post one run\n"
+	"  agent --catalogue FILE [--kernel-hook CMD] [--running-cmd CMD] [--state DIR]\n"
+	"      [--idle-exit SECONDS] [--boot-wait SECONDS] [--check]\n"
+	"        claim kperfd's jobs for the tests of FILE, switch kernels with CMD SHA RELEASE,\n"
+	"        run each test as `run` does and post its runs naming the job\n"
 	"  flush                 resend spooled runs (safe from cron: takes a lock)\n"
 	"  commits --git DIR [--series NAME] [--branch B] [--dry-run] RANGE\n"
 	"        post the commits of RANGE (first-parent) with parents, files, Message-IDs\n"
@@ -41,8 +46,8 @@ static const char usage_text[] =
 	"  --config FILE  --timeout SECONDS\n"
 	"\n"
 	"exit status: 0 ok; CMD's status when it failed (the run is still sent);\n"
-	"64 usage; 65 input malformed or run rejected by the server; 75 run neither\n"
-	"posted nor spooled.\n";
+	"64 usage; 65 input malformed (a catalogue line, a state file) or run or claim\n"
+	"rejected by the server; 75 run neither posted nor spooled.\n";
 
 struct cli {
 	struct collect_config cfg;
@@ -163,6 +168,45 @@ static int cmd_run(struct cli *cl)
 	json_decref(params);
 	json_decref(variant);
 	return rc;
+}
+
+static int cmd_agent(struct cli *cl)
+{
+	struct agent_opts o;
+
+	memset(&o, 0, sizeof(o));
+	for (int i = 0; i < cl->nrest; i++) {
+		char **a = cl->rest;
+		const char *v;
+		if ((v = opt_value(cl->nrest, a, &i, "--catalogue")))
+			o.catalogue = v;
+		else if ((v = opt_value(cl->nrest, a, &i, "--kernel-hook")))
+			o.kernel_hook = v;
+		else if ((v = opt_value(cl->nrest, a, &i, "--running-cmd")))
+			o.running_cmd = v;
+		else if ((v = opt_value(cl->nrest, a, &i, "--state")))
+			o.state_dir = v;
+		else if ((v = opt_value(cl->nrest, a, &i, "--idle-exit")))
+			o.idle_exit_s = parse_count("--idle-exit", v, 31536000);
+		else if ((v = opt_value(cl->nrest, a, &i, "--boot-wait")))
+			o.boot_wait_s = parse_count("--boot-wait", v, 86400);
+		else if (!strcmp(a[i], "--check"))
+			o.check = 1;
+		else {
+			err_msg("agent: unexpected \"%s\"", a[i]);
+			return EXIT_USAGE;
+		}
+	}
+	if (!o.catalogue) {
+		err_msg("agent needs --catalogue FILE");
+		return EXIT_USAGE;
+	}
+	if ((o.kernel_hook && !*o.kernel_hook) || (o.running_cmd && !*o.running_cmd) ||
+	    (o.state_dir && !*o.state_dir)) {
+		err_msg("agent: --kernel-hook, --running-cmd and --state need a value");
+		return EXIT_USAGE;
+	}
+	return agent_command(&cl->cfg, &o);
 }
 
 static int cmd_flush(struct cli *cl)
@@ -334,6 +378,8 @@ int main(int argc, char **argv)
 	post_global_init();
 	if (!strcmp(cl.command, "run"))
 		rc = cmd_run(&cl);
+	else if (!strcmp(cl.command, "agent"))
+		rc = cmd_agent(&cl);
 	else if (!strcmp(cl.command, "flush"))
 		rc = cmd_flush(&cl);
 	else if (!strcmp(cl.command, "commits"))

@@ -43,9 +43,33 @@ enum delivery post_classify(long status)
 	return DELIVERY_RETRY;
 }
 
+struct abort_check {
+	int (*fn)(void *arg);
+	void *arg;
+};
+
+static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow)
+{
+	struct abort_check *a = arg;
+
+	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	return a->fn(a->arg) ? 1 : 0;
+}
+
 enum delivery post_json(const struct collect_config *c, const char *path, const char *body,
 			size_t len, struct post_result *r)
 {
+	long status = post_request(c, "POST", path, body, len, c->timeout_s, NULL, NULL, r);
+
+	return status ? post_classify(status) : DELIVERY_RETRY;
+}
+
+long post_request(const struct collect_config *c, const char *method, const char *path,
+		  const char *body, size_t len, long timeout_s, int (*cancel)(void *arg),
+		  void *arg, struct post_result *r)
+{
+	struct abort_check check = {cancel, arg};
 	struct curl_slist *hdr = NULL;
 	struct cbuf url = CBUF_INIT, auth = CBUF_INIT, answer = CBUF_INIT;
 	CURL *h;
@@ -55,13 +79,13 @@ enum delivery post_json(const struct collect_config *c, const char *path, const 
 	if (!c->server) {
 		snprintf(r->error, sizeof(r->error), "no server configured (--server or KPERF_SERVER)");
 		r->body = xcalloc(1, 1);
-		return DELIVERY_RETRY;
+		return 0;
 	}
 	h = curl_easy_init();
 	if (!h) {
 		snprintf(r->error, sizeof(r->error), "curl_easy_init failed");
 		r->body = xcalloc(1, 1);
-		return DELIVERY_RETRY;
+		return 0;
 	}
 	cbuf_printf(&url, "%s%s", c->server, path);
 	hdr = curl_slist_append(hdr, "Content-Type: application/json");
@@ -71,12 +95,21 @@ enum delivery post_json(const struct collect_config *c, const char *path, const 
 		hdr = curl_slist_append(hdr, cbuf_str(&auth));
 	}
 	curl_easy_setopt(h, CURLOPT_URL, cbuf_str(&url));
-	curl_easy_setopt(h, CURLOPT_POST, 1L);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	if (!strcmp(method, "POST")) {
+		curl_easy_setopt(h, CURLOPT_POST, 1L);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	} else {
+		curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+	}
+	if (cancel) {
+		curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+		curl_easy_setopt(h, CURLOPT_XFERINFODATA, &check);
+		curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+	}
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT, c->timeout_s);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, c->timeout_s < 10 ? c->timeout_s : 10L);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, timeout_s);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, timeout_s < 10 ? timeout_s : 10L);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &answer);
@@ -93,7 +126,7 @@ enum delivery post_json(const struct collect_config *c, const char *path, const 
 	curl_easy_cleanup(h);
 	cbuf_release(&url);
 	cbuf_release(&auth);
-	return r->status ? post_classify(r->status) : DELIVERY_RETRY;
+	return r->status;
 }
 
 void post_result_release(struct post_result *r)

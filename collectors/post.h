@@ -32,6 +32,17 @@ void post_cleanup(void);
  */
 enum delivery post_json(const struct collect_config *c, const char *path, const char *body,
 			size_t len, struct post_result *r);
+
+/*
+ * One request as post_json makes it, for the agent's job calls: method
+ * "GET" (body NULL) or "POST"; timeout_s bounds it (a long poll needs more
+ * than c->timeout_s); cancel, when not NULL, is asked about once a second
+ * and more: nonzero ends the request with no answer ("aborted"). Fills r
+ * as post_json does and returns the status (0: no answer).
+ */
+long post_request(const struct collect_config *c, const char *method, const char *path,
+		  const char *body, size_t len, long timeout_s, int (*cancel)(void *arg),
+		  void *arg, struct post_result *r);
 void post_result_release(struct post_result *r);
 
 /* The delivery class of an answer's status. */

@@ -70,7 +70,15 @@ static int spawn(char **argv, int quiet, struct cbuf *out, struct rusage *ru)
 		close(p[0]);
 		close(p[1]);
 		execvp(argv[0], argv);
-		fprintf(stderr, "kperf-collect: cannot run %s: %s\n", argv[0], strerror(errno));
+		/* write(2) alone: the agent forks with a heartbeat thread running,
+		 * whose stdio lock may be held in this copy of the process */
+		{
+			char msg[512];
+			int k = snprintf(msg, sizeof(msg), "kperf-collect: cannot run %s: %s\n",
+					 argv[0], strerror(errno));
+			ssize_t w = write(2, msg, k < 0 ? 0 : strlen(msg));
+			(void)w;
+		}
 		_exit(127);
 	}
 	close(p[1]);
@@ -168,19 +176,20 @@ static int finish(const struct collect_config *c, const struct run_opts *o, json
 	return out == OUTCOME_REJECTED ? EXIT_REJECTED : 0;
 }
 
-int run_command(const struct collect_config *c, const struct run_opts *o)
+json_t *run_measure(const struct collect_config *c, const struct run_opts *o, int *st_out)
 {
 	const struct parser *p = NULL;
 	struct cbuf output = CBUF_INIT, tail = CBUF_INIT;
 	json_t *doc, *metrics, *units, *directions;
 	double t0 = mono();
-	int status = 0, rc;
+	int status = 0;
 	char err[512];
 	char *s;
 
+	*st_out = EXIT_USAGE;
 	if (o->parser && !(p = parser_find(o->parser))) {
 		err_msg("unknown output format \"%s\" (see kperf-collect help)", o->parser);
-		return EXIT_USAGE;
+		return NULL;
 	}
 	if (!p)
 		p = parser_find(o->meta.suite);
@@ -190,7 +199,7 @@ int run_command(const struct collect_config *c, const struct run_opts *o)
 	doc = rundoc_new(c, &o->meta, err, sizeof(err));
 	if (!doc) {
 		err_msg("%s", err);
-		return EXIT_USAGE;
+		return NULL;
 	}
 	metrics = json_object_get(doc, "metrics");
 	units = json_object_get(doc, "units");
@@ -244,6 +253,13 @@ int run_command(const struct collect_config *c, const struct run_opts *o)
 				o->argv[0], status, i + 1);
 			break;
 		}
+		if (i + 1 < o->iterations && o->between && o->between(o->between_arg)) {
+			cbuf_release(&output);
+			cbuf_release(&tail);
+			json_decref(doc);
+			*st_out = RUN_STOPPED;
+			return NULL;
+		}
 	}
 	json_object_set_new(doc, "duration_s", json_real(mono() - t0));
 	s = command_line(o->argv);
@@ -258,8 +274,20 @@ int run_command(const struct collect_config *c, const struct run_opts *o)
 	if (!json_object_size(metrics)) {
 		err_msg("no metrics at all: nothing to deliver");
 		json_decref(doc);
-		return status ? status : EXIT_LOST;
+		*st_out = status ? status : EXIT_LOST;
+		return NULL;
 	}
+	*st_out = status;
+	return doc;
+}
+
+int run_command(const struct collect_config *c, const struct run_opts *o)
+{
+	int status, rc;
+	json_t *doc = run_measure(c, o, &status);
+
+	if (!doc)
+		return status;
 	rc = finish(c, o, doc, status);
 	json_decref(doc);
 	return rc;

@@ -25,7 +25,27 @@ struct run_opts {
 	int dry_run;        /* print the document instead of delivering it */
 	int quiet;          /* do not echo the command's output */
 	char **argv;        /* the command, NULL-terminated */
+	/*
+	 * Asked after every iteration but the last (may be NULL): nonzero ends
+	 * the run there, undelivered (RUN_STOPPED). The agent's SIGTERM and
+	 * lost leases.
+	 */
+	int (*between)(void *arg);
+	void *between_arg;
 };
+
+/* run_measure's status when o->between ended the run early. */
+#define RUN_STOPPED (-2)
+
+/*
+ * What `run` does before delivering: run the command o->iterations times
+ * between counter snapshots and parse its output. Returns the run document
+ * (the caller owns it) with *status the command's exit status (0, or the
+ * failing iteration's: the document then holds the iterations up to it);
+ * or NULL with *status EXIT_USAGE (bad format or run_meta), RUN_STOPPED, or
+ * the command's status (127: it cannot start) when there is nothing to send.
+ */
+json_t *run_measure(const struct collect_config *c, const struct run_opts *o, int *status);
 
 /*
  * Run it. Returns the process exit status: 0; the command's own status when

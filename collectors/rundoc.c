@@ -180,6 +180,8 @@ json_t *rundoc_new(const struct collect_config *c, const struct run_meta *meta, 
 	if (meta->params && json_object_size(meta->params))
 		json_object_set(test, "params", meta->params);
 	json_object_set_new(doc, "test", test);
+	if (meta->job_id > 0)
+		json_object_set_new(doc, "job", json_pack("{s:I}", "id", (json_int_t)meta->job_id));
 
 	rundoc_time(time(NULL), when);
 	json_object_set_new(doc, "started_at", json_string(when));

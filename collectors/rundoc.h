@@ -25,6 +25,7 @@ struct run_meta {
 	const char *commit;  /* 40 hex digits, or NULL */
 	const char *series;  /* "name vN", or NULL */
 	const char *release; /* overrides the running kernel's release, or NULL */
+	long job_id;         /* > 0: the run counts toward this job ("job": {"id": N}) */
 };
 
 /*

@@ -12,7 +12,8 @@ UNITDIR    ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
 
-PKG_UNITS := kperfd.service kperf-collect-flush.service kperf-collect-flush.timer
+PKG_UNITS := kperfd.service kperf-collect-flush.service kperf-collect-flush.timer \
+             kperf-agent.service
 PKG_BUILT := $(PKG_UNITS:%=$(BUILD)/packaging/%)
 
 .PHONY: install-packaging
@@ -37,6 +38,7 @@ install-packaging: $(PKG_BUILT)
 	install -m 644 $(MIGRATIONS) $(DESTDIR)$(KPERF_DATA)/migrations/
 	install -D -m 644 packaging/kperfd.conf $(DESTDIR)$(SYSCONFDIR)/kperf/kperfd.conf.example
 	install -D -m 644 packaging/collect.conf $(DESTDIR)$(SYSCONFDIR)/kperf/collect.conf.example
+	install -D -m 644 packaging/catalogue.conf $(DESTDIR)$(SYSCONFDIR)/kperf/catalogue.conf.example
 	install -d $(DESTDIR)$(UNITDIR)
 	install -m 644 $(PKG_BUILT) $(DESTDIR)$(UNITDIR)/
 	install -D -m 644 packaging/kperf.sysusers $(DESTDIR)$(SYSUSERSDIR)/kperf.conf

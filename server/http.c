@@ -281,6 +281,16 @@ static int content_type_json(struct request *rq)
 	return ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ';
 }
 
+int http_client_gone(struct request *rq)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(rq->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	char c;
+
+	/* readable with nothing to read: the peer's FIN */
+	return ci && recv(ci->connect_fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
 /* The declared body size: 0 and *len set, 1 when none was declared, -1 when unreadable. */
 static int content_length(struct request *rq, int64_t *len)
 {

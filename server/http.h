@@ -60,6 +60,9 @@ int http_query_all(struct request *rq, const char *key, const char **out, int ma
  */
 int http_list_params(struct request *rq, struct reply *rp, long *limit, long *offset);
 
+/* 1 when the client has closed its connection (a long poll stops waiting). */
+int http_client_gone(struct request *rq);
+
 /* Answer with a JSON body (copied). */
 void reply_json(struct reply *rp, int status, const char *json);
 

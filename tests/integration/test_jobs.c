@@ -221,8 +221,26 @@ Test(jobs, claims_take_the_running_kernel_first_then_priority_then_age)
 	long other = queue("{\"commit\":\"" SHA_A "\",\"suite\":\"readtwice\","
 			   "\"params\":{\"procs\":4},\"machine\":null}");
 
-	cr_expect_eq(claim(TOKEN_COLLECTOR, "lab1", SHA_B, "[" TEST_RT "]", 0, NULL), on_b,
-		     "no reboot first");
+	{ /* an agent that cannot switch kernels gets jobs on its own only */
+		json_t *j;
+		cr_expect_eq(call("POST", "/api/v1/jobs/claim", TOKEN_COLLECTOR,
+				  "{\"machine\":\"lab1\",\"running\":{\"commit\":\"" SHA_B "\"},"
+				  "\"tests\":[" TEST_RT "],\"switch\":false}",
+				  &j),
+			     200);
+		cr_expect_eq(num(json_object_get(j, "job"), "id"), on_b);
+		json_decref(j);
+		cr_expect_eq(call("POST", "/api/v1/jobs/claim", TOKEN_COLLECTOR,
+				  "{\"machine\":\"lab1\",\"running\":{\"commit\":\"" SHA_B "\"},"
+				  "\"tests\":[" TEST_RT "],\"switch\":false}",
+				  NULL),
+			     204, "the other jobs want another kernel");
+		cr_expect_eq(call("POST", "/api/v1/jobs/claim", TOKEN_COLLECTOR,
+				  "{\"machine\":\"lab1\",\"tests\":[],\"switch\":1}", &j),
+			     400);
+		cr_expect_str_eq(str(j, "field"), "switch");
+		json_decref(j);
+	}
 	cr_expect_eq(claim(TOKEN_COLLECTOR, "lab1", SHA_B, "[" TEST_RT "]", 0, NULL), urgent);
 	cr_expect_eq(claim(TOKEN_COLLECTOR, "lab1", SHA_B, "[" TEST_RT "]", 0, NULL), old);
 	cr_expect_eq(claim(TOKEN_COLLECTOR, "lab1", SHA_B, "[" TEST_RT "]", 0, NULL), other);

@@ -1,0 +1,679 @@
+/*
+ * test_agent.c - `kperf-collect agent` as processes against a real kperfd:
+ * jobs queued with the admin token are claimed, the kernel is switched by a
+ * hook script (tests/collect/hooks/record-kernel.sh records the wanted
+ * kernel, --running-cmd cats it back; a test plays the reboot by moving the
+ * file and starting the agent again), runs are posted naming the job; an
+ * agent killed mid-job leaves the job to another once its lease runs out;
+ * SIGTERM gives the job back; failures carry their reasons. Catalogues and
+ * state files that are not what they should be: test_agent_input.c.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../integration/harness.h"
+#include "testutil.h"
+
+#define SHA_A "aaaa1631f313f75c9d8f4b5e0e9cba1c1bd1d68e"
+#define SHA_B "bbbb1631f313f75c9d8f4b5e0e9cba1c1bd1d68e"
+#define SHA_WRONG "1111111111111111111111111111111111111111"
+#define HOOK "tests/collect/hooks/record-kernel.sh"
+#define WORKLOAD "tests/collect/workloads/kernel-bench.sh"
+
+/* Bounds on waits: generous, for a loaded 2-core machine. */
+#define WAIT_S 60
+
+static struct kperfd K;
+static char url[64];
+
+static void setup(void)
+{
+	struct resp r;
+
+	kperfd_start(&K, NULL);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", K.port);
+	http_post_json(&K, "/api/v1/commits", TOKEN_COLLECTOR,
+		       "[{\"sha\":\"" SHA_A "\",\"subject\":\"mm: a\",\"release\":\"6.1.0-a\"},"
+		       "{\"sha\":\"" SHA_B "\",\"parent\":\"" SHA_A "\",\"subject\":\"mm: b\","
+		       "\"release\":\"6.1.0-b\"}]",
+		       &r);
+	cr_assert_eq(r.status, 201, "%s", r.body);
+	resp_release(&r);
+}
+
+static void teardown(void)
+{
+	kperfd_stop(&K);
+}
+
+TestSuite(agent, .init = setup, .fini = teardown, .timeout = 240);
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void pause_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+/* ---- a lab machine in a directory ---- */
+
+struct lab {
+	char dir[4096];
+	char kernel[4200]; /* what --running-cmd prints: "SHA RELEASE" */
+	char env[3][4300]; /* fixture roots */
+	char spool[4200];
+};
+
+/* A machine running kernel sha/release, with variant {} (no knobs to read). */
+static void lab_init(struct lab *l, const char *sha, const char *release)
+{
+	char line[200];
+
+	tu_tmpdir(l->dir, sizeof(l->dir));
+	snprintf(line, sizeof(line), "%s\n", release);
+	tu_write(l->dir, "proc/sys/kernel/osrelease", line);
+	tu_write(l->dir, "proc/version", "Linux version test (gcc) #1 SMP\n");
+	tu_write(l->dir, "proc/cpuinfo", "processor\t: 0\nmodel name\t: Test CPU\n");
+	tu_write(l->dir, "proc/meminfo", "MemTotal:       2097152 kB\nMemFree:  1048576 kB\n");
+	tu_write(l->dir, "proc/vmstat", "nr_free_pages 262144\npgfault 1000\n");
+	tu_write(l->dir, "sys/.keep", "");
+	tu_write(l->dir, "boot/.keep", "");
+	snprintf(line, sizeof(line), "%s %s\n", sha, release);
+	tu_write(l->dir, "kernel", line);
+	snprintf(l->kernel, sizeof(l->kernel), "%s/kernel", l->dir);
+	snprintf(l->spool, sizeof(l->spool), "%s/spool", l->dir);
+	snprintf(l->env[0], sizeof(l->env[0]), "KPERF_PROC_ROOT=%s/proc", l->dir);
+	snprintf(l->env[1], sizeof(l->env[1]), "KPERF_SYS_ROOT=%s/sys", l->dir);
+	snprintf(l->env[2], sizeof(l->env[2]), "KPERF_BOOT_ROOT=%s/boot", l->dir);
+}
+
+/* The catalogue: kbench (case=sleep, the workload for seconds per iteration), and missing. */
+static void lab_catalogue(struct lab *l, const char *seconds, int iterations)
+{
+	char text[16384], cwd[2048];
+
+	cr_assert_not_null(getcwd(cwd, sizeof(cwd)));
+	snprintf(text, sizeof(text),
+		 "# the agent tests' catalogue\n"
+		 "[kbench]\n"
+		 "suite = kbench\n"
+		 "params = case=sleep\n"
+		 "format = lkp-stats-json\n"
+		 "iterations = %d\n"
+		 "command = /bin/sh '%s/" WORKLOAD "' '%s' %s\n"
+		 "\n"
+		 "[missing]\n"
+		 "suite = kbench\n"
+		 "params = case=missing\n"
+		 "command = /nonexistent/kbench --go\n",
+		 iterations, cwd, l->kernel, seconds);
+	tu_write(l->dir, "catalogue", text);
+}
+
+struct agent_proc {
+	pid_t pid;
+	char log[4300];
+};
+
+/* Start `kperf-collect agent` for machine on l with more agent options (NULL-ended). */
+static void agent_start(struct agent_proc *ap, struct lab *l, const char *machine,
+			const char *const *more)
+{
+	const char *bin = getenv("KPERF_COLLECT_BIN") ? getenv("KPERF_COLLECT_BIN")
+						      : "build/kperf-collect";
+	char catalogue[4300], state[4300];
+	const char *argv[64];
+	int n = 0, fd;
+
+	snprintf(catalogue, sizeof(catalogue), "%s/catalogue", l->dir);
+	snprintf(state, sizeof(state), "%s/state-%s", l->dir, machine);
+	snprintf(ap->log, sizeof(ap->log), "%s/agent-%s.log", l->dir, machine);
+	argv[n++] = bin;
+	argv[n++] = "--server";
+	argv[n++] = url;
+	argv[n++] = "--token";
+	argv[n++] = TOKEN_COLLECTOR;
+	argv[n++] = "--machine";
+	argv[n++] = machine;
+	argv[n++] = "--spool";
+	argv[n++] = l->spool;
+	argv[n++] = "--timeout";
+	argv[n++] = "20";
+	argv[n++] = "agent";
+	argv[n++] = "--catalogue";
+	argv[n++] = catalogue;
+	argv[n++] = "--state";
+	argv[n++] = state;
+	while (more && *more && n < 62)
+		argv[n++] = *more++;
+	argv[n] = NULL;
+	ap->pid = fork();
+	cr_assert_neq(ap->pid, -1);
+	if (ap->pid == 0) {
+		fd = open(ap->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		setenv("KPERF_COLLECT_CONFIG", "/dev/null", 1);
+		unsetenv("KPERF_SERVER");
+		unsetenv("KPERF_TOKEN");
+		for (int i = 0; i < 3; i++)
+			putenv(l->env[i]);
+		execv(bin, (char *const *)argv);
+		_exit(126);
+	}
+}
+
+static char *slurp_or_empty(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	size_t len;
+
+	if (fd < 0)
+		return strdup("");
+	close(fd);
+	return harness_slurp(path, &len);
+}
+
+/* The agent's exit status; asserts it exits within timeout_s. */
+static int agent_wait(struct agent_proc *ap, int timeout_s)
+{
+	double end = now_s() + timeout_s;
+	int st;
+
+	while (now_s() < end) {
+		pid_t w = waitpid(ap->pid, &st, WNOHANG);
+		if (w == ap->pid) {
+			char *log = slurp_or_empty(ap->log);
+			cr_assert(WIFEXITED(st), "agent died of signal %d; its log:\n%s",
+				  WIFSIGNALED(st) ? WTERMSIG(st) : 0, log);
+			free(log);
+			ap->pid = 0;
+			return WEXITSTATUS(st);
+		}
+		pause_ms(50);
+	}
+	{
+		char *log = slurp_or_empty(ap->log);
+		kill(ap->pid, SIGKILL);
+		waitpid(ap->pid, &st, 0);
+		ap->pid = 0;
+		cr_assert_fail("agent did not exit within %d s; its log:\n%s", timeout_s, log);
+	}
+	return -1;
+}
+
+/* Wait until the agent's log holds text; asserts it does within WAIT_S. */
+static void log_wait(struct agent_proc *ap, const char *text)
+{
+	double end = now_s() + WAIT_S;
+
+	for (;;) {
+		char *log = slurp_or_empty(ap->log);
+		int hit = strstr(log, text) != NULL;
+		if (!hit && now_s() > end)
+			cr_assert_fail("\"%s\" not in the agent's log within %d s:\n%s", text, WAIT_S,
+				       log);
+		free(log);
+		if (hit)
+			return;
+		pause_ms(50);
+	}
+}
+
+/* ---- kperfd ---- */
+
+static long call(const char *method, const char *path, const char *token, const char *body,
+		 json_t **j)
+{
+	struct resp r;
+	long st;
+
+	http_call(&K, method, path, token, body ? "application/json" : NULL, body,
+		  body ? strlen(body) : 0, &r);
+	st = r.status;
+	if (j)
+		*j = r.len ? resp_json(&r) : NULL;
+	resp_release(&r);
+	return st;
+}
+
+static long queue(const char *json)
+{
+	json_t *j;
+	long st = call("POST", "/api/v1/jobs", TOKEN_ADMIN, json, &j), id;
+
+	cr_assert_eq(st, 201, "%s", json);
+	id = (long)json_number_value(json_object_get(j, "id"));
+	json_decref(j);
+	return id;
+}
+
+static json_t *get_job(long id)
+{
+	char path[64];
+	json_t *j;
+
+	snprintf(path, sizeof(path), "/api/v1/jobs/%ld", id);
+	cr_assert_eq(call("GET", path, NULL, NULL, &j), 200);
+	return j;
+}
+
+static const char *job_str(json_t *j, const char *key)
+{
+	const char *s = json_string_value(json_object_get(j, key));
+	return s ? s : "(null)";
+}
+
+static long job_num(json_t *j, const char *key)
+{
+	return (long)json_number_value(json_object_get(j, key));
+}
+
+/* Wait until job id is in state; its object. */
+static json_t *job_wait(long id, const char *state)
+{
+	double end = now_s() + WAIT_S;
+
+	for (;;) {
+		json_t *j = get_job(id);
+		if (!strcmp(job_str(j, "state"), state))
+			return j;
+		if (now_s() > end) {
+			char *s = json_dumps(j, JSON_COMPACT);
+			cr_assert_fail("job %ld not %s within %d s: %s", id, state, WAIT_S, s);
+		}
+		json_decref(j);
+		pause_ms(100);
+	}
+}
+
+/* Runs counted toward job id. */
+static long job_runs(long id)
+{
+	char sql[128];
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM job_run WHERE job_id = %ld", id);
+	return harness_count(&K, sql);
+}
+
+/* Runs kperfd stored for commit sha of suite kbench. */
+static long runs_of(const char *sha)
+{
+	char sql[512];
+	snprintf(sql, sizeof(sql),
+		 "SELECT count(*) FROM run r JOIN commits c ON c.id = r.commit_id"
+		 " JOIN test t ON t.id = r.test_id WHERE c.sha = '%s' AND t.suite = 'kbench'",
+		 sha);
+	return harness_count(&K, sql);
+}
+
+/* Lines of the workload's log equal to sha, and all lines. */
+static int kernel_log(struct lab *l, const char *sha, int *all)
+{
+	char path[4300], *text, *save = NULL;
+	int hits = 0;
+
+	snprintf(path, sizeof(path), "%s.log", l->kernel);
+	text = slurp_or_empty(path);
+	*all = 0;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		(*all)++;
+		hits += !strcmp(line, sha);
+	}
+	free(text);
+	return hits;
+}
+
+static int file_exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
+}
+
+/* ---- the tests ---- */
+
+Test(agent, switches_kernels_through_the_hook_and_resumes_after_the_reboot)
+{
+	struct lab l;
+	struct agent_proc ap;
+	char hook[8500], running[4400], next[4300], state[4400], cwd[2048];
+	json_t *j;
+	long id;
+	int all;
+
+	lab_init(&l, SHA_A, "6.1.0-a");
+	lab_catalogue(&l, "0.1", 2);
+	cr_assert_not_null(getcwd(cwd, sizeof(cwd)));
+	snprintf(next, sizeof(next), "%s.next", l.kernel);
+	snprintf(hook, sizeof(hook), "/bin/sh '%s/" HOOK "' '%s'", cwd, next);
+	snprintf(running, sizeof(running), "cat '%s'", l.kernel);
+	snprintf(state, sizeof(state), "%s/state-lab1/job.json", l.dir);
+	id = queue("{\"commit\":\"" SHA_B "\",\"suite\":\"kbench\",\"params\":{\"case\":\"sleep\"},"
+		   "\"runs\":3,\"reason\":\"agent test\"}");
+
+	/* the hook records the kernel to boot; the agent waits for it */
+	{
+		const char *more[] = {"--kernel-hook", hook, "--running-cmd", running, "--boot-wait",
+				      "120", "--idle-exit", "120", NULL};
+		agent_start(&ap, &l, "lab1", more);
+	}
+	log_wait(&ap, "kernel hook done");
+	cr_assert(file_exists(next), "the hook did not record the kernel");
+	{
+		size_t len;
+		char *s = harness_slurp(state, &len);
+		cr_expect(strstr(s, "\"booting\"") != NULL, "state file: %s", s);
+		free(s);
+	}
+	/* the reboot: systemd stops the agent, the machine comes up on the new kernel */
+	kill(ap.pid, SIGTERM);
+	cr_assert_eq(agent_wait(&ap, WAIT_S), 0);
+	cr_assert(file_exists(state), "the job must stay in the state file across the reboot");
+	j = get_job(id);
+	cr_expect_str_eq(job_str(j, "state"), "running", "the job is not given back on a reboot");
+	cr_expect_str_eq(job_str(j, "leased_to"), "lab1");
+	cr_expect_eq(job_num(j, "attempts"), 0);
+	json_decref(j);
+	cr_assert_eq(rename(next, l.kernel), 0);
+
+	{
+		const char *more[] = {"--kernel-hook", hook, "--running-cmd", running, "--idle-exit",
+				      "2", NULL};
+		agent_start(&ap, &l, "lab1", more);
+	}
+	cr_assert_eq(agent_wait(&ap, WAIT_S * 2), 0);
+	{
+		char *log = slurp_or_empty(ap.log);
+		cr_expect(strstr(log, "resuming it") != NULL, "%s", log);
+		cr_expect(strstr(log, "done: 3 of 3 runs") != NULL, "%s", log);
+		free(log);
+	}
+	j = get_job(id);
+	cr_expect_str_eq(job_str(j, "state"), "done");
+	cr_expect_eq(job_num(j, "runs_done"), 3);
+	cr_expect_eq(job_num(j, "attempts"), 0);
+	json_decref(j);
+	cr_expect_eq(job_runs(id), 3);
+	cr_expect_eq(runs_of(SHA_B), 3, "3 runs stored on the job's commit");
+	cr_expect_eq(kernel_log(&l, SHA_B, &all), 6, "every iteration ran on the new kernel");
+	cr_expect_eq(all, 6);
+	cr_expect(!file_exists(state), "a finished job leaves no state");
+}
+
+Test(agent, runs_on_the_running_release_without_a_hook_and_records_its_offer)
+{
+	struct lab l;
+	struct agent_proc ap;
+	json_t *j, *items;
+	long id;
+	int all;
+
+	/* no --running-cmd: /proc/sys/kernel/osrelease (6.1.0-a) is SHA_A's release */
+	lab_init(&l, SHA_A, "6.1.0-a");
+	lab_catalogue(&l, "0", 1);
+	id = queue("{\"commit\":\"" SHA_A "\",\"suite\":\"kbench\",\"params\":{\"case\":\"sleep\"},"
+		   "\"runs\":2}");
+	{
+		const char *more[] = {"--idle-exit", "2", NULL};
+		agent_start(&ap, &l, "lab1", more);
+	}
+	cr_assert_eq(agent_wait(&ap, WAIT_S), 0);
+	j = get_job(id);
+	cr_expect_str_eq(job_str(j, "state"), "done");
+	cr_expect_eq(job_num(j, "runs_done"), 2);
+	json_decref(j);
+	cr_expect_eq(runs_of(SHA_A), 2);
+	cr_expect_eq(kernel_log(&l, SHA_A, &all), 2);
+	/* the claim told kperfd what the machine offers */
+	cr_assert_eq(call("GET", "/api/v1/agents", NULL, NULL, &j), 200);
+	items = json_object_get(j, "items");
+	cr_assert_eq(json_array_size(items), 1);
+	cr_expect_str_eq(job_str(json_array_get(items, 0), "machine"), "lab1");
+	/* kperfd records every test the catalogue offers (case=missing has no job
+	 * or run yet: a test is its suite and params, known from the offer) */
+	cr_expect_eq(json_array_size(json_object_get(json_array_get(items, 0), "tests")), 2);
+	json_decref(j);
+}
+
+Test(agent, killed_mid_job_the_lease_runs_out_and_another_agent_finishes_it_once)
+{
+	struct lab l;
+	struct agent_proc a1, a2;
+	char running[4400];
+	json_t *j;
+	long id, done_by_first;
+	double end;
+
+	lab_init(&l, SHA_A, "6.1.0-a");
+	lab_catalogue(&l, "1.5", 1);
+	snprintf(running, sizeof(running), "cat '%s'", l.kernel);
+	id = queue("{\"commit\":\"" SHA_A "\",\"suite\":\"kbench\",\"params\":{\"case\":\"sleep\"},"
+		   "\"runs\":4,\"lease_s\":4}");
+	{
+		const char *more[] = {"--running-cmd", running, NULL};
+		agent_start(&a1, &l, "lab1", more);
+	}
+	/* the first run counted: kill it in the middle of the second */
+	end = now_s() + WAIT_S;
+	for (;;) {
+		j = get_job(id);
+		done_by_first = job_num(j, "runs_done");
+		json_decref(j);
+		if (done_by_first >= 1)
+			break;
+		cr_assert(now_s() < end, "no run of the first agent counted within %d s", WAIT_S);
+		pause_ms(50);
+	}
+	kill(a1.pid, SIGKILL);
+	waitpid(a1.pid, NULL, 0);
+	j = get_job(id);
+	done_by_first = job_num(j, "runs_done");
+	cr_assert_lt(done_by_first, 4, "the first agent finished before it was killed");
+	cr_expect_str_eq(job_str(j, "state"), "running");
+	cr_expect_str_eq(job_str(j, "leased_to"), "lab1");
+	json_decref(j);
+
+	{
+		/* idle longer than the lease: its claim waits for the lease to run out */
+		const char *more[] = {"--running-cmd", running, "--idle-exit", "10", NULL};
+		agent_start(&a2, &l, "lab2", more);
+	}
+	j = job_wait(id, "done");
+	cr_expect_eq(job_num(j, "runs_done"), 4);
+	json_decref(j);
+	cr_assert_eq(agent_wait(&a2, WAIT_S), 0);
+	{
+		char *log = slurp_or_empty(a2.log);
+		char want[64];
+		snprintf(want, sizeof(want), "claimed: %ld run%s of kbench", 4 - done_by_first,
+			 4 - done_by_first == 1 ? "" : "s");
+		cr_expect(strstr(log, want) != NULL, "the second agent claims the runs still wanted "
+						     "(%s):\n%s",
+			  want, log);
+		free(log);
+	}
+	cr_expect_eq(job_runs(id), 4);
+	cr_expect_eq(runs_of(SHA_A), 4, "each wanted run stored once: the killed run is not");
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM run r JOIN machine m"
+				       " ON m.id = r.machine_id WHERE m.name = 'lab1'"),
+		     done_by_first, "the killed agent posted only the runs that counted");
+}
+
+Test(agent, sigterm_finishes_the_iteration_and_gives_the_job_back)
+{
+	struct lab l;
+	struct agent_proc ap;
+	char running[4400], state[4400];
+	json_t *j;
+	long id;
+	int all, before;
+
+	lab_init(&l, SHA_A, "6.1.0-a");
+	lab_catalogue(&l, "1", 3);
+	snprintf(running, sizeof(running), "cat '%s'", l.kernel);
+	snprintf(state, sizeof(state), "%s/state-lab1/job.json", l.dir);
+	id = queue("{\"commit\":\"" SHA_A "\",\"suite\":\"kbench\",\"params\":{\"case\":\"sleep\"},"
+		   "\"runs\":2}");
+	{
+		const char *more[] = {"--running-cmd", running, NULL};
+		agent_start(&ap, &l, "lab1", more);
+	}
+	log_wait(&ap, "run 1 of 2");
+	kernel_log(&l, SHA_A, &before);
+	kill(ap.pid, SIGTERM);
+	cr_assert_eq(agent_wait(&ap, WAIT_S), 0);
+	{
+		char *log = slurp_or_empty(ap.log);
+		cr_expect(strstr(log, "given back") != NULL, "%s", log);
+		free(log);
+	}
+	cr_expect_eq(before, 0);
+	cr_expect_eq(kernel_log(&l, SHA_A, &all), 1, "the iteration under way was finished");
+	cr_expect_eq(all, 1, "no iteration was started after the SIGTERM");
+	j = get_job(id);
+	cr_expect_str_eq(job_str(j, "state"), "queued");
+	cr_expect_eq(job_num(j, "attempts"), 0, "a job given back costs no attempt");
+	cr_expect_eq(job_num(j, "runs_done"), 0);
+	cr_expect(json_is_null(json_object_get(j, "leased_to")));
+	json_decref(j);
+	cr_expect_eq(runs_of(SHA_A), 0, "a run cut short is not posted");
+	cr_expect(!file_exists(state));
+}
+
+Test(agent, a_claim_for_tests_no_job_wants_gets_nothing_and_idle_exit_ends_it)
+{
+	struct lab l;
+	struct agent_proc ap;
+	json_t *j;
+	double t0;
+	long id;
+
+	lab_init(&l, SHA_A, "6.1.0-a");
+	lab_catalogue(&l, "0", 1);
+	id = queue("{\"commit\":\"" SHA_A "\",\"suite\":\"ycsb\",\"params\":{\"case\":\"sleep\"}}");
+	t0 = now_s();
+	{
+		const char *more[] = {"--idle-exit", "2", NULL};
+		agent_start(&ap, &l, "lab1", more);
+	}
+	cr_assert_eq(agent_wait(&ap, WAIT_S), 0);
+	cr_expect_geq(now_s() - t0, 2.0, "exited before --idle-exit");
+	j = get_job(id);
+	cr_expect_str_eq(job_str(j, "state"), "queued");
+	json_decref(j);
+	{
+		char *log = slurp_or_empty(ap.log);
+		cr_expect(strstr(log, "no job for 2 s: exiting") != NULL, "%s", log);
+		free(log);
+	}
+}
+
+Test(agent, jobs_it_cannot_do_fail_with_the_reason)
+{
+	struct lab l;
+	struct agent_proc ap;
+	char running[4400];
+	json_t *j, *f;
+	long missing, variant, other_kernel;
+	const char *reason;
+
+	lab_init(&l, SHA_A, "6.1.0-a");
+	lab_catalogue(&l, "0", 1);
+	snprintf(running, sizeof(running), "cat '%s'", l.kernel);
+	missing = queue("{\"commit\":\"" SHA_A "\",\"suite\":\"kbench\","
+			"\"params\":{\"case\":\"missing\"}}");
+	variant = queue("{\"commit\":\"" SHA_A "\",\"suite\":\"kbench\","
+			"\"params\":{\"case\":\"sleep\"},\"variant\":{\"thp\":\"never\"}}");
+	other_kernel = queue("{\"commit\":\"" SHA_B "\",\"suite\":\"kbench\","
+			     "\"params\":{\"case\":\"sleep\"}}");
+	{
+		const char *more[] = {"--running-cmd", running, "--idle-exit", "2", NULL};
+		agent_start(&ap, &l, "lab1", more);
+	}
+	cr_assert_eq(agent_wait(&ap, WAIT_S * 2), 0);
+
+	j = get_job(missing);
+	cr_expect_str_eq(job_str(j, "state"), "failed", "three failures end a job");
+	f = json_object_get(j, "failures");
+	cr_assert_eq(json_array_size(f), 3);
+	reason = job_str(json_array_get(f, 0), "reason");
+	cr_expect(strstr(reason, "test missing: /nonexistent/kbench cannot be run (exit status "
+				 "127)") != NULL,
+		  "%s", reason);
+	cr_expect(strstr(reason, "No such file or directory") != NULL, "%s", reason);
+	json_decref(j);
+
+	j = get_job(variant);
+	cr_expect_str_eq(job_str(j, "state"), "failed");
+	reason = job_str(json_array_get(json_object_get(j, "failures"), 0), "reason");
+	cr_expect(strstr(reason, "the machine's variant is {} and the job's {\"thp\":\"never\"}") !=
+			  NULL,
+		  "%s", reason);
+	json_decref(j);
+
+	/* without a kernel hook the agent claims jobs on its own kernel only
+	 * (the claim's "switch": false): another kernel's job is left queued
+	 * for a machine that can boot it */
+	j = get_job(other_kernel);
+	cr_expect_str_eq(job_str(j, "state"), "queued");
+	cr_expect_eq(json_array_size(json_object_get(j, "failures")), 0);
+	json_decref(j);
+	cr_expect_eq(runs_of(SHA_A) + runs_of(SHA_B), 0, "no run of a failed job is posted");
+}
+
+Test(agent, a_reboot_into_the_wrong_kernel_fails_the_job)
+{
+	struct lab l;
+	struct agent_proc ap;
+	char hook[8500], running[4400], next[4300];
+	json_t *j;
+	long id;
+	const char *reason;
+
+	lab_init(&l, SHA_A, "6.1.0-a");
+	lab_catalogue(&l, "0", 1);
+	snprintf(next, sizeof(next), "%s.next", l.kernel);
+	/* a hook that installs another kernel than it was asked for */
+	snprintf(hook, sizeof(hook), "/bin/sh -c 'echo " SHA_WRONG " 6.1.0-x > \"$0\"' '%s'", next);
+	snprintf(running, sizeof(running), "cat '%s'", l.kernel);
+	id = queue("{\"commit\":\"" SHA_B "\",\"suite\":\"kbench\",\"params\":{\"case\":\"sleep\"},"
+		   "\"runs\":1}");
+	{
+		const char *more[] = {"--kernel-hook", hook, "--running-cmd", running, NULL};
+		agent_start(&ap, &l, "lab1", more);
+	}
+	log_wait(&ap, "kernel hook done");
+	kill(ap.pid, SIGTERM);
+	cr_assert_eq(agent_wait(&ap, WAIT_S), 0);
+	cr_assert_eq(rename(next, l.kernel), 0);
+	{
+		const char *more[] = {"--kernel-hook", hook, "--running-cmd", running, "--idle-exit",
+				      "1", NULL};
+		agent_start(&ap, &l, "lab1", more);
+	}
+	log_wait(&ap, "failed: after the kernel hook");
+	kill(ap.pid, SIGTERM);
+	cr_assert_eq(agent_wait(&ap, WAIT_S), 0);
+	j = get_job(id);
+	reason = job_str(json_array_get(json_object_get(j, "failures"), 0), "reason");
+	cr_expect(strstr(reason, "after the kernel hook the machine runs commit " SHA_WRONG
+				 " (release 6.1.0-x), not the job's commit " SHA_B
+				 " (release 6.1.0-b)") != NULL,
+		  "%s", reason);
+	cr_expect_eq(job_num(j, "attempts"), 1);
+	json_decref(j);
+}
