@@ -99,10 +99,15 @@ test:
 	scripts/test.sh
 
 # Speed as ratios against a baseline measured in the same run.
-bench: $(BUILD)/bench/ingest $(BUILD)/bench/load $(BUILD)/bench/minimal
-	tests/bench/bench.sh
+bench: $(BUILD)/kperfd $(BUILD)/bench/ingest $(BUILD)/bench/load $(BUILD)/bench/minimal \
+       $(BUILD)/bench/burst
+	BUILD=$(BUILD) tests/bench/bench.sh
 
 $(BUILD)/bench/ingest: tests/bench/ingest.c tests/bench/bench.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< -lcurl -lpq -lpthread
+
+$(BUILD)/bench/burst: tests/bench/burst.c tests/bench/bench.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< -lcurl -lpq -lpthread
 

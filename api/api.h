@@ -49,5 +49,8 @@ void api_jobs_agents(struct request *rq, struct reply *rp);
 void api_job_get(struct request *rq, struct reply *rp);
 void api_job_cancel(struct request *rq, struct reply *rp);
 void api_job_action(struct request *rq, struct reply *rp);
+void api_bisections_list(struct request *rq, struct reply *rp);
+void api_bisections_post(struct request *rq, struct reply *rp);
+void api_bisection_get(struct request *rq, struct reply *rp);
 
 #endif

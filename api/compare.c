@@ -70,12 +70,16 @@ struct targets_job {
 	const char *const *filters;
 	struct cmp_set set;
 	int done, status; /* done: read (status 0) or failed (its HTTP status) */
+	int reading;      /* the request reads a standby: so does the helper */
 };
 
 static void *load_targets(void *arg)
 {
 	struct targets_job *j = arg;
-	PGconn *c = db_try_get();
+	PGconn *c;
+
+	db_reading(j->reading, NULL);
+	c = db_try_get();
 
 	if (c) {
 		j->done = 1;
@@ -106,7 +110,7 @@ static void merge_targets(struct compare_req *q, struct cmp_set *from)
 static int load_sides(PGconn *c, struct compare_req *q, const char *const *filters,
 		      struct reply *rp)
 {
-	struct targets_job j = {q, filters, {0}, 0, 0};
+	struct targets_job j = {q, filters, {0}, 0, 0, db_reading_now()};
 	pthread_t helper;
 	int helped, status = 0, rc = -1;
 

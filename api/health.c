@@ -1,13 +1,16 @@
 /*
  * health.c - GET /healthz (is the database answering) and GET /metrics
- * (Prometheus text: request counts, ingest counts, database outages).
+ * (Prometheus text: request counts, ingest counts, database outages, the
+ * decision queue).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "../server/counters.h"
 #include "../server/db.h"
 #include "../server/mailer.h"
 #include "../server/readcache.h"
+#include "../server/regress.h"
 #include "../server/route.h"
 #include "api.h"
 
@@ -131,20 +134,43 @@ void api_prometheus(struct request *rq, struct reply *rp)
 		   "# TYPE kperf_db_connects_total counter\nkperf_db_connects_total %lu\n",
 		   (unsigned long)counters.decisions_made, (unsigned long)counters.alerts_sent,
 		   (unsigned long)counters.alerts_failed, (unsigned long)counters.db_connects);
+	buf_printf(b,
+		   "# HELP kperf_decision_passes_total Key groups decided at one commit by this"
+		   " kperfd (every metric of the group: one pass).\n"
+		   "# TYPE kperf_decision_passes_total counter\nkperf_decision_passes_total %lu\n",
+		   regress_passes());
 	/* queue depths live in the database, shared by every kperfd */
 	{
 		PGconn *c = db_get();
 		PGresult *r = c ? db_exec(c,
 					  "SELECT 'outbox', state, count(*) FROM alert GROUP BY state"
 					  " UNION ALL SELECT 'decisions', 'queued', count(*)"
-					  " FROM decision_queue",
+					  " FROM decision_queue"
+					  " UNION ALL SELECT 'decision_groups', 'queued', count(*) FROM"
+					  " (SELECT DISTINCT machine_id, test_id, variant_id"
+					  "  FROM decision_queue) g",
 					  0, NULL)
 				: NULL;
+		int n = r && db_ok(r) ? PQntuples(r) : 0;
+		const char *groups = NULL;
+
 		buf_puts(b, "# HELP kperf_queue_depth Outbox messages by state, queued decisions.\n"
 			    "# TYPE kperf_queue_depth gauge\n");
-		for (int i = 0; r && db_ok(r) && i < PQntuples(r); i++)
-			buf_printf(b, "kperf_queue_depth{queue=\"%s\",state=\"%s\"} %s\n",
-				   PQgetvalue(r, i, 0), PQgetvalue(r, i, 1), PQgetvalue(r, i, 2));
+		for (int i = 0; i < n; i++) {
+			if (!strcmp(PQgetvalue(r, i, 0), "decision_groups"))
+				groups = PQgetvalue(r, i, 2);
+			else
+				buf_printf(b, "kperf_queue_depth{queue=\"%s\",state=\"%s\"} %s\n",
+					   PQgetvalue(r, i, 0), PQgetvalue(r, i, 1),
+					   PQgetvalue(r, i, 2));
+		}
+		if (groups)
+			buf_printf(b,
+				   "# HELP kperf_decision_pending_groups Key groups (machine, test,"
+				   " variant) with decisions waiting to be made, in the database.\n"
+				   "# TYPE kperf_decision_pending_groups gauge\n"
+				   "kperf_decision_pending_groups %s\n",
+				   groups);
 		PQclear(r);
 	}
 }

@@ -1,7 +1,8 @@
 /*
  * regressions.c - /api/v1/regressions: the stored per-commit decisions,
- * newest first (benchmark KPIs and regressions first within a commit), one
- * with both sides' samples, and triage by an admin. Also DELETE
+ * newest first (benchmark KPIs and regressions first within a commit), with
+ * how many key groups still wait to be decided; one with both sides'
+ * samples, and triage by an admin. Also DELETE
  * /api/v1/runs/{run_id}: an admin marks a run invalid; its decisions are redone.
  */
 #include <jansson.h>
@@ -33,6 +34,9 @@
 	"   ELSE jsonb_build_array(d.ci_lo_pct, d.ci_hi_pct) END),"                              \
 	" 'test', d.test_used, 'lkp_changed', d.lkp_changed, 'verdict', d.verdict, 'kpi', d.kpi," \
 	" 'state', d.state, 'note', d.note, 'recovered_by', rc.sha,"                             \
+	" 'confirmation', d.confirmation, 'bisection', d.bisection_id,"                          \
+	" 'bisected_to', (SELECT fb.sha FROM bisection bb JOIN commits fb"                       \
+	"   ON fb.id = bb.first_bad_commit_id WHERE bb.id = d.bisection_id AND bb.state = 'found'),"\
 	" 'decided_at', d.decided_at, 'created_at', d.created_at, 'updated_at', d.updated_at)"
 
 #define DECISION_FROM                                                                          \
@@ -47,6 +51,23 @@
 #define LIST_ORDER                                                                       \
 	" created_at DESC, kpi DESC, verdict = 'regression' DESC, abs(change_pct) DESC NULLS LAST," \
 	" id DESC"
+/*
+ * What is still to be decided (regress.c's queue), under the list's machine,
+ * suite and series filters: key groups (machine, test, variant) with queued
+ * work, and queued decisions (a key group at one commit). A fresh import
+ * shows there until the workers are through it, so an empty list is not
+ * taken for "no findings" while it is still being judged.
+ */
+#define PENDING_QUEUE                                                                    \
+	" decision_queue q WHERE ($4::text IS NULL OR q.machine_id IN"                      \
+	"  (SELECT id FROM machine WHERE name = $4))"                                        \
+	"  AND ($5::text IS NULL OR q.test_id IN (SELECT id FROM test WHERE suite = $5))"    \
+	"  AND ($6::text IS NULL OR q.commit_id IN (SELECT id FROM commits"                  \
+	"   WHERE series = $6 OR series_name = $6))"
+#define PENDING                                                                          \
+	" (SELECT count(*) FROM (SELECT DISTINCT q.machine_id, q.test_id, q.variant_id FROM" \
+	PENDING_QUEUE ") p), (SELECT count(*) FROM" PENDING_QUEUE ")"
+
 static const char SQL_LIST[] =
 	"WITH f AS MATERIALIZED (SELECT d.id, d.created_at, d.kpi, d.verdict, d.change_pct"
 	" FROM decision d"
@@ -73,7 +94,43 @@ static const char SQL_LIST[] =
 	"  JOIN test t ON t.id = d.test_id JOIN variant v ON v.id = d.variant_id"
 	"  JOIN metric mt ON mt.id = d.metric_id JOIN commits c ON c.id = d.commit_id"
 	"  JOIN commits b ON b.id = d.base_commit_id LEFT JOIN commits rc ON rc.id = d.recovered_by)"
-	"  q), '[]')";
+	"  q), '[]')," PENDING;
+
+/* api_list's answer with the pending counts of SQL_LIST's last columns. */
+static void list_reply(struct request *rq, struct reply *rp, const char *const *filters)
+{
+	const char *params[9];
+	char lim[24], off[24];
+	long limit, offset;
+	PGconn *c;
+	PGresult *r;
+
+	if (http_list_params(rq, rp, &limit, &offset))
+		return;
+	snprintf(lim, sizeof(lim), "%ld", limit);
+	snprintf(off, sizeof(off), "%ld", offset);
+	for (int i = 0; i < 7; i++)
+		params[i] = filters[i];
+	params[7] = lim;
+	params[8] = off;
+	if (!(c = db_get())) {
+		reply_unavailable(rp);
+		return;
+	}
+	r = db_exec(c, SQL_LIST, 9, params);
+	if (!db_ok(r) || PQntuples(r) != 1) {
+		reply_db_error(rp, c, r, "listing");
+	} else {
+		rp->status = 200;
+		rp->content_type = "application/json";
+		buf_printf(&rp->body,
+			   "{\"items\":%s,\"total\":%s,\"limit\":%ld,\"offset\":%ld,"
+			   "\"pending_groups\":%s,\"pending_decisions\":%s}",
+			   PQgetvalue(r, 0, 1), PQgetvalue(r, 0, 0), limit, offset,
+			   PQgetvalue(r, 0, 2), PQgetvalue(r, 0, 3));
+	}
+	PQclear(r);
+}
 
 static int in_list(const char *s, const char *const *list)
 {
@@ -137,7 +194,7 @@ void api_regressions_list(struct request *rq, struct reply *rp)
 	filters[4] = http_query(rq, "suite");
 	filters[5] = http_query(rq, "series");
 	filters[6] = focus;
-	api_list(rq, rp, SQL_LIST, 7, filters);
+	list_reply(rq, rp, filters);
 	buf_release(&vlist);
 }
 

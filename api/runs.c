@@ -63,6 +63,7 @@ void api_runs_post(struct request *rq, struct reply *rp)
 	for (size_t i = 0; i < in.nruns; i++) {
 		items[i].run = &in.runs[i];
 		items[i].token_id = rq->token_id;
+		items[i].bulk = in.nruns > STORE_BULK_RUNS;
 	}
 	rc = group_store(items, in.nruns, &c, &failed);
 	if (rc == -3) {

@@ -214,11 +214,13 @@ static const char SQL_COPY[] =
 
 /* Ask the decision worker to (re)decide these key groups (sorted, so
  * concurrent transactions lock queue rows in one order); a run arriving while
- * the worker decides bumps version, so the entry survives for another pass. */
+ * the worker decides bumps version, so the entry survives for another pass.
+ * $5: each run's bulk flag; a key group is bulk when all its runs are. */
 static const char SQL_QUEUE[] =
-	"INSERT INTO decision_queue (commit_id, machine_id, test_id, variant_id)"
-	" SELECT DISTINCT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[])"
-	" ORDER BY 1, 2, 3, 4" STORE_QUEUE_ON_CONFLICT;
+	"INSERT INTO decision_queue (commit_id, machine_id, test_id, variant_id, bulk)"
+	" SELECT c, m, t, v, bool_and(b) FROM unnest($1::bigint[], $2::bigint[], $3::bigint[],"
+	"  $4::bigint[], $5::bool[]) AS u(c, m, t, v, b)"
+	" GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4" STORE_QUEUE_ON_CONFLICT;
 
 /* Run a statement that answers one id. 0 on a database error (*failed set). */
 static long one_id(PGconn *c, const char *sql, int n, const char *const *params,
@@ -460,12 +462,12 @@ static void array_id(struct buf *b, long id)
 /* Queue the created runs' keys for decisions, and COMMIT. */
 static int queue_decisions(PGconn *c, struct store_item *items, size_t n, PGresult **failed)
 {
-	struct buf a[4] = {{0}};
-	const char *params[4];
+	struct buf a[5] = {{0}};
+	const char *params[5];
 	PGresult *r;
 	int any = 0;
 
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < 5; k++)
 		buf_putc(&a[k], '{');
 	for (size_t i = 0; i < n; i++) {
 		if (items[i].result != STORE_CREATED)
@@ -474,20 +476,22 @@ static int queue_decisions(PGconn *c, struct store_item *items, size_t n, PGresu
 		array_id(&a[1], items[i].machine);
 		array_id(&a[2], items[i].test);
 		array_id(&a[3], items[i].variant);
+		buf_puts(&a[4], a[4].len > 1 ? "," : "");
+		buf_putc(&a[4], items[i].bulk ? 't' : 'f');
 		any = 1;
 	}
-	for (int k = 0; k < 4; k++) {
+	for (int k = 0; k < 5; k++) {
 		buf_putc(&a[k], '}');
 		params[k] = a[k].data;
 	}
 	if (any) { /* the COMMIT in the same round trip */
-		const struct db_stmt st[2] = {{SQL_QUEUE, 4, params, 0, NULL, NULL},
+		const struct db_stmt st[2] = {{SQL_QUEUE, 5, params, 0, NULL, NULL},
 					      {"COMMIT", 0, NULL, 0, NULL, NULL}};
 		r = db_exec_batch(c, 2, st, 1);
 	} else {
 		r = db_exec(c, "COMMIT", 0, NULL);
 	}
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < 5; k++)
 		buf_release(&a[k]);
 	if (r && !db_ok(r)) {
 		*failed = r;

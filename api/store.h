@@ -16,18 +16,25 @@
  * The end of every INSERT INTO decision_queue (commit_id, machine_id,
  * test_id, variant_id): a group queued already gets a new version (the
  * worker deletes its entry only when no run came while it decided) and the
- * time a run last arrived (the worker waits for a quiet quarter second).
+ * time a run last arrived (the worker waits for a quiet quarter second); a
+ * small post's run makes it a small post's entry (not bulk).
  */
 #define STORE_QUEUE_ON_CONFLICT                                                                   \
 	" ON CONFLICT (commit_id, machine_id, test_id, variant_id)"                                \
-	" DO UPDATE SET version = decision_queue.version + 1, touched_at = now()"
+	" DO UPDATE SET version = decision_queue.version + 1, touched_at = now(),"                 \
+	" bulk = decision_queue.bulk AND EXCLUDED.bulk"
+
+/* A request of more runs than this is a bulk import: its decisions are
+ * queued behind those of smaller posts (migration 011). */
+#define STORE_BULK_RUNS 16
 
 enum store_result { STORE_CREATED, STORE_SAME, STORE_CONFLICT, STORE_DB_ERROR };
 
-/* One run to store; the caller sets run and token_id, store_runs the rest. */
+/* One run to store; the caller sets run, token_id and bulk, store_runs the rest. */
 struct store_item {
 	const struct run_in *run;
 	long token_id;                       /* 0: none */
+	int bulk;                            /* from a request of > STORE_BULK_RUNS runs */
 	enum store_result result;            /* CREATED, SAME or CONFLICT */
 	long id;                             /* run.id */
 	long machine, commit, test, variant; /* its dimensions' ids */

@@ -88,8 +88,11 @@ static const char SQL_CLAIM[] =
 	" to_char(a.due_at - interval '1 day', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
 	" lower(s.email), a.due_at"
 	" FROM alert a JOIN subscription s ON s.id = a.subscription_id"
-	" WHERE (a.state = 'pending' AND a.due_at <= now() AND a.next_attempt_at <= now())"
-	"  OR (a.state = 'sending' AND a.claimed_at < now() - interval '10 minutes')"
+	" WHERE ((a.state = 'pending' AND a.due_at <= now() AND a.next_attempt_at <= now()"
+	/* a commit with a decision waiting for its confirmation runs waits too */
+	"   AND NOT EXISTS (SELECT 1 FROM decision w WHERE w.commit_id = a.commit_id"
+	"    AND w.confirmation = 'waiting'))"
+	"  OR (a.state = 'sending' AND a.claimed_at < now() - interval '10 minutes'))"
 	" ORDER BY a.due_at LIMIT 1 FOR UPDATE OF a SKIP LOCKED";
 
 /* One renderer per address at a time (two kperfd on one database): what the
@@ -122,6 +125,9 @@ static const char SQL_ITEMS[] =
 	"  WHERE ($2::bigint IS NULL OR f.commit_id = $2)"
 	"  AND ($3::timestamptz IS NULL OR f.decided_at >= $3::timestamptz)"
 	"  AND s.unsubscribed_at IS NULL"
+	/* a regression under bisection is told once found, at its first bad commit */
+	"  AND NOT EXISTS (SELECT 1 FROM bisection b WHERE b.id = f.bisection_id"
+	"   AND (b.state = 'running' OR (b.state = 'found' AND b.first_bad_commit_id <> f.commit_id)))"
 	"  AND ((am.decision_id IS NULL AND subscription_matches(s, f)"
 	"    AND s.delivery = CASE WHEN $3::timestamptz IS NULL THEN 'immediate' ELSE 'daily' END)"
 	"   OR (am.decision_id IS NOT NULL AND (am.verdict <> f.verdict"
@@ -131,7 +137,8 @@ static const char SQL_ITEMS[] =
 	"SELECT f.id, f.metric, f.machine, f.suite, t.params::text, f.knobs::text, f.verdict,"
 	" m.prev, f.sha, b.sha, rc.sha, f.change_pct, f.change_abs, f.ci_lo_pct, f.ci_hi_pct,"
 	" f.absolute, f.kpi, f.machine_id, f.test_id, f.variant_id, f.base_commit_id,"
-	" f.base_kind, f.commit_id, f.recovered_by IS NOT NULL, m.subs::text"
+	" f.base_kind, f.commit_id, f.recovered_by IS NOT NULL, m.subs::text, f.confirmation,"
+	" (SELECT b.id FROM bisection b WHERE b.id = f.bisection_id AND b.state = 'found')"
 	" FROM m JOIN decision_facts f ON f.id = m.id JOIN test t ON t.id = f.test_id"
 	" JOIN commits b ON b.id = f.base_commit_id LEFT JOIN commits rc ON rc.id = f.recovered_by"
 	" ORDER BY f.kpi DESC, (f.verdict = 'regression') DESC,"
@@ -149,6 +156,19 @@ static const char SQL_SERVED[] =
 	"  left(encode(sha256(k.value || sha256(k.value || convert_to('unsubscribe:' || s.id,"
 	"  'UTF8'))), 'hex'), 32)"
 	" FROM subscription s, k WHERE s.id = ANY ($1::bigint[]) ORDER BY s.id";
+
+/* A found bisection: its range and steps, for the mail of its first bad commit. */
+static const char SQL_BISECTION[] =
+	"SELECT g.sha, bd.sha, cardinality(b.chain), m.name,"
+	" (SELECT string_agg(format('%s  %-7s %s runs  %s%%  (%s)', left(sc.sha, 12), st.class,"
+	"   st.runs, CASE WHEN st.change_pct_vs_good IS NULL THEN '?'"
+	"   ELSE to_char(st.change_pct_vs_good, 'FMSG990.0') END, coalesce(sc.subject, '')),"
+	"   E'\\n' ORDER BY st.judged_at, sc.id)"
+	"  FROM bisection_step st JOIN commits sc ON sc.id = st.commit_id"
+	"  WHERE st.bisection_id = b.id)"
+	" FROM bisection b JOIN commits g ON g.id = b.good_commit_id"
+	" JOIN commits bd ON bd.id = b.bad_commit_id JOIN machine m ON m.id = b.machine_id"
+	" WHERE b.id = $1::bigint";
 
 static const char SQL_COMMIT[] =
 	"SELECT sha, subject, series, branch, message_id FROM commits WHERE id = $1";
@@ -334,10 +354,11 @@ static int render(PGconn *c, const struct alert_config *cfg, PGresult *claim,
 	int digest = !strcmp(PQgetvalue(claim, 0, 3), "digest");
 	const char *p3[3] = {rcpt, commit, digest ? PQgetvalue(claim, 0, 9) : NULL};
 	PGresult *items = NULL, *com = NULL, *mach = NULL, *tok = NULL, *thr = NULL, *srv = NULL;
+	PGresult *bis = NULL;
 	struct alert_item *it = NULL;
 	struct alert_facts f;
 	struct buf msg = BUF_INIT, subject = BUF_INIT, table = BUF_INIT, unsub = BUF_INIT;
-	struct buf subs = BUF_INIT, served = BUF_INIT;
+	struct buf subs = BUF_INIT, served = BUF_INIT, bisected = BUF_INIT;
 	char host[256], msgid[400], date[64], reply[600];
 	int n, rc = -1;
 
@@ -371,6 +392,7 @@ static int render(PGconn *c, const struct alert_config *cfg, PGresult *claim,
 		it[i].ci_hi_pct = num(items, i, 14);
 		it[i].absolute = !strcmp(PQgetvalue(items, i, 15), "t");
 		it[i].kpi = !strcmp(PQgetvalue(items, i, 16), "t");
+		it[i].confirmation = opt(items, i, 25);
 	}
 	served_subscriptions(items, &subs);
 	url_host(cfg->public_url, host, sizeof(host));
@@ -421,6 +443,20 @@ static int render(PGconn *c, const struct alert_config *cfg, PGresult *claim,
 		f.sockets = opt(mach, 0, 2);
 		f.memory_mb = opt(mach, 0, 3);
 		f.command = opt(mach, 0, 8);
+		if (!PQgetisnull(items, 0, 26)) {
+			const char *pb[1] = {PQgetvalue(items, 0, 26)};
+			if (!(bis = query(c, SQL_BISECTION, 1, pb, "reading the bisection")))
+				goto out;
+			if (PQntuples(bis) == 1) {
+				buf_printf(&bisected,
+					   "Bisected between %.12s (good) and %.12s (bad), %s commits,\n"
+					   "on %s:\n\n%s\n",
+					   PQgetvalue(bis, 0, 0), PQgetvalue(bis, 0, 1),
+					   PQgetvalue(bis, 0, 2), PQgetvalue(bis, 0, 3),
+					   PQgetvalue(bis, 0, 4));
+				f.bisection = buf_str(&bisected);
+			}
+		}
 		lkp_table(c, items, mach, &table);
 		f.lkp_table = buf_str(&table);
 		/* thread per series (or commit); the first replies to the patch mail */
@@ -474,6 +510,8 @@ out:
 	PQclear(tok);
 	PQclear(thr);
 	PQclear(srv);
+	PQclear(bis);
+	buf_release(&bisected);
 	buf_release(&subs);
 	buf_release(&served);
 	buf_release(&msg);

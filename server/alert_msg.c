@@ -72,12 +72,20 @@ static void params_lines(struct buf *b, const char *json)
 	json_decref(o);
 }
 
+/* A change mailed without the runs its confirmation asked for. */
+static int unconfirmed(const struct alert_item *it)
+{
+	return it->confirmation &&
+	       (!strcmp(it->confirmation, "unconfirmed") || !strcmp(it->confirmation, "waiting"));
+}
+
 static void item_line(struct buf *b, const struct alert_item *it)
 {
 	char change[32];
 
 	alert_change(it, change, sizeof(change));
-	buf_printf(b, "  %s %s %s\n", it->metric, change, it->verdict);
+	buf_printf(b, "  %s %s %s%s\n", it->metric, change, it->verdict,
+		   unconfirmed(it) ? " (unconfirmed)" : "");
 	buf_printf(b, "    on %s, %s", it->machine, it->suite);
 	{
 		json_t *o = it->params ? json_loads(it->params, 0, NULL) : NULL;
@@ -113,6 +121,10 @@ static void body_report(const struct alert_facts *f, struct buf *b)
 		buf_printf(b, "FYI, the %s of %s reported for this commit\nwas undone by "
 			      "commit %.12s:\n\n",
 			   h->verdict, h->metric, h->recovered_by);
+	else if (f->bisection)
+		buf_printf(b, "FYI, kperf noticed a %s %s of %s,\nand bisected it to the first"
+			      " bad commit:\n\n",
+			   change, h->verdict, h->metric);
 	else
 		buf_printf(b, "FYI, kperf noticed a %s %s of %s due to commit:\n\n", change,
 			   h->verdict, h->metric);
@@ -125,8 +137,16 @@ static void body_report(const struct alert_facts *f, struct buf *b)
 		buf_printf(b, "branch: %s\n", f->branch);
 	if (h->base_commit)
 		buf_printf(b, "base: %s (%s)\n", h->base_commit,
-			   f->base_kind && !strcmp(f->base_kind, "series_base") ? "series base"
-										 : "parent");
+			   !f->base_kind || !strcmp(f->base_kind, "parent") ? "parent"
+			   : !strcmp(f->base_kind, "series_base")            ? "series base"
+									      : "nearest tested ancestor");
+	if (unconfirmed(h))
+		buf_puts(b, "\nThis change is unconfirmed: kperf asked the labs for more runs of both"
+			    " commits and did not get them in time.\n");
+	if (f->bisection) {
+		buf_putc(b, '\n');
+		buf_puts(b, f->bisection);
+	}
 	buf_printf(b, "\nin testcase: %s\non test machine: %s", h->suite, h->machine);
 	if (f->nr_cpus || f->cpu_model || f->memory_mb) {
 		buf_puts(b, "\n ");

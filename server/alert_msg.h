@@ -19,12 +19,14 @@ struct alert_item {
 	double change_pct, change_abs, ci_lo_pct, ci_hi_pct; /* NaN when unknown */
 	int absolute, kpi;
 	long decision_id;
+	const char *confirmation; /* "unconfirmed", "waiting" (past its wait), ... or NULL */
 };
 
 struct alert_facts {
 	const char *to, *from, *public_url, *message_id, *in_reply_to, *date; /* date: RFC 5322 */
 	const char *unsubscribe_url;
 	const char *served; /* lines naming the subscriptions served (NULL: none) */
+	const char *bisection; /* how a bisection found this commit, with its steps, or NULL */
 	int digest;
 	/* the commit (reports) */
 	const char *sha, *subject, *series, *branch, *base_kind;

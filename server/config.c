@@ -29,6 +29,8 @@ struct setting {
 
 static const struct setting settings[] = {
 	{"DATABASE_URL", "--database", STR(database_url), "libpq conninfo or postgresql:// URI"},
+	{"READ_DATABASE_URL", "--read-database", STR(read_database_url),
+	 "libpq conninfo of hot standbys that answer reads (may name several hosts)"},
 	{"LISTEN", "--listen", STR(listen), "address to listen on (127.0.0.1)"},
 	{"PORT", "--port", NUM(port, 0, 65535), "TCP port (8080; 0 picks a free one)"},
 	{"PUBLIC_URL", "--public-url", STR(public_url), "base URL used in links in mail"},
@@ -54,6 +56,13 @@ static const struct setting settings[] = {
 	{"FLOORS", "--floors", STR(floors),
 	 "verdict floors per metric glob, e.g. perf-profile.*=2pp,lock_stat.*=3%"},
 	{"WORKER", "--worker", NUM(worker, 0, 1), "run the decision worker (1) or not (0)"},
+	{"CONFIRM_RUNS", NULL, NUM(confirm_runs, 0, 100),
+	 "runs per side a KPI change needs before it is mailed (3; 0 or 1: no confirmation)"},
+	{"CONFIRM_TIMEOUT_S", NULL, NUM(confirm_timeout_s, 0, 30 * 86400),
+	 "seconds to wait for confirmation runs, then mail unconfirmed (21600)"},
+	{"BISECT", NULL, NUM(bisect, 0, 1), "bisect confirmed regressions to the first bad commit (1)"},
+	{"ANCESTOR_DEPTH", NULL, NUM(ancestor_depth, 1, 100000),
+	 "first-parent commits searched for a tested ancestor (1000)"},
 	{"BOOTSTRAP_TOKEN", NULL, STR(bootstrap_token), "collector token to create at start"},
 	{"BOOTSTRAP_ADMIN_TOKEN", NULL, STR(bootstrap_admin_token), "admin token to create at start"},
 	{NULL, NULL, K_STR, 0, 0, 0, NULL},
@@ -142,6 +151,10 @@ int config_load(int argc, char **argv, int *argi, char *err, size_t errlen)
 	cfg.smtp_max_attempts = 8;
 	cfg.smtp_retry_s = 30;
 	cfg.alert_settle_s = 120;
+	cfg.confirm_runs = 3;
+	cfg.confirm_timeout_s = 21600;
+	cfg.bisect = 1;
+	cfg.ancestor_depth = 1000;
 	cfg.mail_from = xstrdup("kperf@localhost");
 
 	/* --config comes first so the file sits under the environment and flags. */

@@ -13,6 +13,7 @@ struct config {
 	char *listen;        /* KPERF_LISTEN, --listen: address to bind */
 	long port;           /* KPERF_PORT, --port: 0 picks a free port */
 	char *public_url;    /* KPERF_PUBLIC_URL: base of links in mail */
+	char *read_database_url; /* KPERF_READ_DATABASE_URL: hot standbys for reads */
 	char *smtp_url;      /* KPERF_SMTP_URL */
 	char *mail_from;     /* KPERF_MAIL_FROM */
 	char *smtp_user;     /* KPERF_SMTP_USER */
@@ -28,6 +29,10 @@ struct config {
 	char *trusted_proxies; /* KPERF_TRUSTED_PROXIES: peers whose X-Forwarded-For counts */
 	char *floors;        /* KPERF_FLOORS: verdict floor overrides, "glob=2%,glob=1pp" */
 	long worker;         /* KPERF_WORKER: 1 runs the decision worker (default), 0 not */
+	long confirm_runs;   /* KPERF_CONFIRM_RUNS: runs a KPI change needs per side (3) */
+	long confirm_timeout_s; /* KPERF_CONFIRM_TIMEOUT_S: then mailed unconfirmed (21600) */
+	long bisect;         /* KPERF_BISECT: 1 bisects confirmed regressions (default) */
+	long ancestor_depth; /* KPERF_ANCESTOR_DEPTH: commits searched for a tested ancestor */
 	char *bootstrap_token;       /* KPERF_BOOTSTRAP_TOKEN: collector token to ensure */
 	char *bootstrap_admin_token; /* KPERF_BOOTSTRAP_ADMIN_TOKEN: admin token to ensure */
 };

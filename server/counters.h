@@ -15,6 +15,7 @@ struct counters {
 	_Atomic unsigned long alerts_sent;
 	_Atomic unsigned long alerts_failed;
 	_Atomic unsigned long db_connects;
+	_Atomic unsigned long standby_fallbacks; /* reads a standby could not answer */
 	_Atomic unsigned long requests_by_class[6]; /* index status / 100 */
 	_Atomic unsigned long request_us_total;
 	_Atomic unsigned long runs_created;

@@ -14,6 +14,7 @@
  * db_release, which ends the holder's use of it, closes a connection.
  */
 #include <endian.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,22 +27,34 @@
 
 #define DB_PREPARED_MAX 256
 
-static char *db_conninfo;
-
 struct slot {
 	PGconn *conn;
 	const char *prepared[DB_PREPARED_MAX]; /* statement texts, by identity */
 	int nprepared;
 	int stuck; /* broken or left in pipeline mode: reset on the next db_get */
+	struct pool *pool;
 	struct slot *next; /* in the free list */
 };
 
-static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t pool_freed = PTHREAD_COND_INITIALIZER;
-static struct slot *pool_free;
-static int pool_made, pool_nfree, pool_size = 8;
+/* The primary's connections, and the hot standbys' (KPERF_READ_DATABASE_URL). */
+struct pool {
+	char *conninfo;
+	pthread_mutex_t lock;
+	pthread_cond_t freed;
+	struct slot *free;
+	int made, nfree, size;
+};
 
-static _Thread_local struct slot *mine;
+enum { POOL_PRIMARY, POOL_READ, POOLS };
+static struct pool pools[POOLS] = {
+	{NULL, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0, 8},
+	{NULL, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0, 8},
+};
+
+static _Thread_local struct slot *mine[POOLS];
+/* This thread's statements go to a standby (a GET), after it replayed read_after. */
+static _Thread_local int reading;
+static _Thread_local char read_after[DB_LSN_MAX];
 static pthread_key_t slot_key;
 static pthread_once_t slot_once = PTHREAD_ONCE_INIT;
 
@@ -59,65 +72,106 @@ static void slot_key_create(void)
 
 void db_pool_size(int n)
 {
-	pool_size = n > 0 ? n : 1;
+	for (int p = 0; p < POOLS; p++)
+		pools[p].size = n > 0 ? n : 1;
 }
 
-/* This thread's slot: taken from the free list, made while fewer than
- * pool_size exist, else waited for. Without waiting (!wait): NULL at once
- * unless two could be had, so that one is left for the next request. */
-static struct slot *slot_take(int wait)
+/* This thread's slot of pool p: taken from the free list, made while fewer
+ * than the pool's size exist, else waited for. Without waiting (!wait): NULL
+ * at once unless two could be had, so that one is left for the next request. */
+static struct slot *slot_take(int p, int wait)
 {
-	if (mine)
-		return mine;
-	pthread_mutex_lock(&pool_lock);
-	while (wait && !pool_free && pool_made >= pool_size)
-		pthread_cond_wait(&pool_freed, &pool_lock);
-	if (!wait && pool_nfree + (pool_size - pool_made) < 2) {
+	struct pool *pl = &pools[p];
+
+	if (mine[p])
+		return mine[p];
+	pthread_mutex_lock(&pl->lock);
+	while (wait && !pl->free && pl->made >= pl->size)
+		pthread_cond_wait(&pl->freed, &pl->lock);
+	if (!wait && pl->nfree + (pl->size - pl->made) < 2) {
 		/* none to spare */
-	} else if (pool_free) {
-		mine = pool_free;
-		pool_free = mine->next;
-		pool_nfree--;
-	} else if (pool_made < pool_size) {
-		mine = xcalloc(1, sizeof(*mine));
-		pool_made++;
+	} else if (pl->free) {
+		mine[p] = pl->free;
+		pl->free = mine[p]->next;
+		pl->nfree--;
+	} else if (pl->made < pl->size) {
+		mine[p] = xcalloc(1, sizeof(*mine[p]));
+		mine[p]->pool = pl;
+		pl->made++;
 	}
-	pthread_mutex_unlock(&pool_lock);
-	if (!mine)
+	pthread_mutex_unlock(&pl->lock);
+	if (!mine[p])
 		return NULL;
 	pthread_once(&slot_once, slot_key_create);
 	pthread_setspecific(slot_key, mine);
-	return mine;
+	return mine[p];
 }
 
 void db_release(void)
 {
-	struct slot *s = mine;
+	for (int p = 0; p < POOLS; p++) {
+		struct slot *s = mine[p];
+		struct pool *pl;
 
-	if (!s)
-		return;
-	/* a connection left inside a transaction (a bug or a broken request) is
-	 * not handed to the next request as it is; its holder is done with it */
-	if (s->conn && (s->stuck || PQtransactionStatus(s->conn) != PQTRANS_IDLE)) {
-		PQfinish(s->conn);
-		s->conn = NULL;
-		s->nprepared = 0;
-		s->stuck = 0;
+		if (!s)
+			continue;
+		pl = s->pool;
+		/* a connection left inside a transaction (a bug or a broken request)
+		 * is not handed to the next request as it is; its holder is done */
+		if (s->conn && (s->stuck || PQtransactionStatus(s->conn) != PQTRANS_IDLE)) {
+			PQfinish(s->conn);
+			s->conn = NULL;
+			s->nprepared = 0;
+			s->stuck = 0;
+		}
+		mine[p] = NULL;
+		pthread_mutex_lock(&pl->lock);
+		s->next = pl->free;
+		pl->free = s;
+		pl->nfree++;
+		pthread_cond_signal(&pl->freed);
+		pthread_mutex_unlock(&pl->lock);
 	}
-	mine = NULL;
 	pthread_setspecific(slot_key, NULL);
-	pthread_mutex_lock(&pool_lock);
-	s->next = pool_free;
-	pool_free = s;
-	pool_nfree++;
-	pthread_cond_signal(&pool_freed);
-	pthread_mutex_unlock(&pool_lock);
+	reading = 0;
+	read_after[0] = '\0';
 }
 
 void db_setup(const char *conninfo)
 {
-	free(db_conninfo);
-	db_conninfo = xstrdup(conninfo);
+	free(pools[POOL_PRIMARY].conninfo);
+	pools[POOL_PRIMARY].conninfo = xstrdup(conninfo);
+}
+
+void db_setup_read(const char *conninfo)
+{
+	free(pools[POOL_READ].conninfo);
+	pools[POOL_READ].conninfo = conninfo && *conninfo ? xstrdup(conninfo) : NULL;
+}
+
+int db_has_standby(void)
+{
+	return pools[POOL_READ].conninfo != NULL;
+}
+
+void db_reading(int on, const char *after_lsn)
+{
+	reading = on && db_has_standby();
+	snprintf(read_after, sizeof(read_after), "%s", reading && after_lsn ? after_lsn : "");
+}
+
+int db_reading_now(void)
+{
+	return reading;
+}
+
+/* The slot of this thread that holds c, or NULL. */
+static struct slot *slot_of(PGconn *c)
+{
+	for (int p = 0; p < POOLS; p++)
+		if (mine[p] && mine[p]->conn == c && c)
+			return mine[p];
+	return NULL;
 }
 
 PGconn *db_connect(const char *conninfo, char *err, size_t errlen)
@@ -165,18 +219,20 @@ static PGconn *slot_connect(struct slot *s)
 		PQreset(s->conn); /* leaves pipeline mode, forgets the old session */
 	} else {
 		char err[512];
-		s->conn = db_connect(db_conninfo ? db_conninfo : "", err, sizeof(err));
+		s->conn = db_connect(s->pool->conninfo ? s->pool->conninfo : "", err, sizeof(err));
 		if (!s->conn) {
 			char *nl = strchr(err, '\n');
 			if (nl)
 				*nl = '\0';
-			log_error("database unreachable: %s", err);
+			log_error("%s unreachable: %s", s->pool == &pools[POOL_READ] ? "standby" : "database",
+				  err);
 			return NULL;
 		}
 	}
 	if (PQstatus(s->conn) != CONNECTION_OK) {
 		const char *m = PQerrorMessage(s->conn);
-		log_error("database unreachable: %.*s", (int)strcspn(m, "\n"), m);
+		log_error("%s unreachable: %.*s", s->pool == &pools[POOL_READ] ? "standby" : "database",
+			  (int)strcspn(m, "\n"), m);
 		s->stuck = 1;
 		return NULL;
 	}
@@ -185,27 +241,76 @@ static PGconn *slot_connect(struct slot *s)
 	return s->conn;
 }
 
+/*
+ * A standby's connection for this thread's reads, once the standby has
+ * replayed read_after (waiting up to DB_READ_WAIT_US), else NULL: the request
+ * reads the primary from then on (no standby, or one too far behind).
+ */
+static PGconn *standby_get(int wait)
+{
+	struct slot *s = slot_take(POOL_READ, wait);
+	PGconn *c = s ? slot_connect(s) : NULL;
+
+	if (c && read_after[0]) {
+		const char *p[1] = {read_after};
+		int64_t until = now_us() + DB_READ_WAIT_US;
+		int ok = 0;
+		for (;;) {
+			PGresult *r = db_exec(c, "SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn"
+						 " OR NOT pg_is_in_recovery()", 1, p);
+			int failed = !db_ok(r);
+			ok = !failed && !strcmp(PQgetvalue(r, 0, 0), "t");
+			PQclear(r);
+			if (ok || failed || now_us() >= until)
+				break;
+			usleep(10000);
+		}
+		if (ok)
+			read_after[0] = '\0';
+		else
+			c = NULL;
+	}
+	if (!c) {
+		reading = 0;
+		counters.standby_fallbacks++;
+	}
+	return c;
+}
+
 PGconn *db_get(void)
 {
-	return slot_connect(slot_take(1));
+	if (reading) {
+		PGconn *c = standby_get(1);
+		if (c)
+			return c;
+	}
+	return slot_connect(slot_take(POOL_PRIMARY, 1));
 }
 
 PGconn *db_try_get(void)
 {
-	struct slot *s = slot_take(0);
+	struct slot *s;
+
+	if (reading) {
+		PGconn *c = standby_get(0);
+		if (c)
+			return c;
+	}
+	s = slot_take(POOL_PRIMARY, 0);
 	return s ? slot_connect(s) : NULL;
 }
 
 void db_drop(void)
 {
-	if (mine && mine->conn)
-		mine->stuck = 1;
+	for (int p = 0; p < POOLS; p++)
+		if (mine[p] && mine[p]->conn)
+			mine[p]->stuck = 1;
 }
 
-static int prepared_index(const char *sql)
+static int prepared_index(struct slot *s, const char *sql)
 {
-	for (int i = 0; i < mine->nprepared; i++)
-		if (mine->prepared[i] == sql)
+	for (int i = 0; i < s->nprepared; i++)
+		if (s->prepared[i] == sql)
 			return i;
 	return -1;
 }
@@ -214,15 +319,16 @@ static int prepared_index(const char *sql)
  * cache, or -1 (not this thread's connection, cache full, or failed). */
 static int prepare(PGconn *c, const char *sql, int n)
 {
+	struct slot *s = slot_of(c);
 	char name[24];
 	PGresult *r;
 	int i;
 
-	if (!mine || c != mine->conn)
+	if (!s)
 		return -1;
-	if ((i = prepared_index(sql)) >= 0 || mine->nprepared == DB_PREPARED_MAX)
+	if ((i = prepared_index(s, sql)) >= 0 || s->nprepared == DB_PREPARED_MAX)
 		return i;
-	i = mine->nprepared;
+	i = s->nprepared;
 	snprintf(name, sizeof(name), "k%d", i);
 	r = PQprepare(c, name, sql, n, NULL);
 	if (!db_ok(r)) {
@@ -230,7 +336,7 @@ static int prepare(PGconn *c, const char *sql, int n)
 		return -1;
 	}
 	PQclear(r);
-	mine->prepared[mine->nprepared++] = sql;
+	s->prepared[s->nprepared++] = sql;
 	return i;
 }
 
@@ -292,8 +398,8 @@ void db_pipeline_end(PGconn *c)
 	}
 	/* broken: statements on it fail until db_get replaces it (the caller
 	 * still holds c, to report the failure) */
-	if (PQpipelineStatus(c) != PQ_PIPELINE_OFF && mine && mine->conn == c)
-		mine->stuck = 1;
+	if (PQpipelineStatus(c) != PQ_PIPELINE_OFF && slot_of(c))
+		slot_of(c)->stuck = 1;
 }
 
 PGresult *db_exec_batch(PGconn *c, int n, const struct db_stmt *stmts, int keep)
@@ -335,11 +441,11 @@ static PGresult *exec_retry(PGconn *c, const char *sql, int n, const char *const
 
 	if (!r)
 		r = PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
-	if (!db_ok(r) && idle && mine && c == mine->conn && PQstatus(c) == CONNECTION_BAD) {
+	if (!db_ok(r) && idle && slot_of(c) && PQstatus(c) == CONNECTION_BAD) {
 		/* The server restarted since this connection was opened: one retry,
 		 * on c reopened in place (the caller goes on using c). */
 		PQclear(r);
-		if (!slot_connect(mine))
+		if (!slot_connect(slot_of(c)))
 			return PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR); /* c's error */
 		r = exec_once(c, sql, n, params, binary);
 		if (!r)

@@ -12,6 +12,29 @@
 /* Remember the conninfo (keyword=value or URI) for every thread's connection. */
 void db_setup(const char *conninfo);
 
+/*
+ * Hot standbys for reads (KPERF_READ_DATABASE_URL: a libpq conninfo, which
+ * may name several hosts): NULL or "" for none. A thread whose db_reading is
+ * on gets a standby's connection from db_get (its own pool), or the
+ * primary's when no standby answers or none has replayed far enough.
+ */
+void db_setup_read(const char *conninfo);
+int db_has_standby(void);
+
+/* Longest WAL position text ("16/B374D848") and how long a read waits for a
+ * standby to replay a client's own write before reading the primary. */
+#define DB_LSN_MAX 32
+#define DB_READ_WAIT_US 1000000
+
+/*
+ * This thread's next statements are reads (on) that a standby may answer,
+ * once it has replayed after_lsn (NULL: any position); off for writes. Reset
+ * by db_release. A read that falls back to the primary stays there for the
+ * rest of the request (db_reading_now() then says 0).
+ */
+void db_reading(int on, const char *after_lsn);
+int db_reading_now(void);
+
 /* At most n connections in the pool (set before serving). */
 void db_pool_size(int n);
 

@@ -23,6 +23,7 @@
 #include "jsonw.h"
 #include "limits.h"
 #include "readcache.h"
+#include "regress.h"
 #include "route.h"
 #include "throttle.h"
 #include "token.h"
@@ -240,6 +241,8 @@ static enum MHD_Result send_reply(struct request *rq, struct reply *rp)
 				"default-src 'self'; script-src 'self'; style-src 'self';"
 				" img-src 'self' data:; object-src 'none'; base-uri 'none';"
 				" frame-ancestors 'none'; form-action 'self'");
+	if (rp->lsn[0]) /* read-your-writes: the client sends it back on its reads */
+		MHD_add_response_header(resp, "X-Kperf-LSN", rp->lsn);
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
 	MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
 	MHD_add_response_header(resp, "X-Frame-Options", "DENY");
@@ -509,6 +512,36 @@ static void answer(struct request *rq, struct reply *rp)
 	}
 }
 
+static int is_read(const struct request *rq)
+{
+	return !strcmp(rq->method, "GET") || !strcmp(rq->method, "HEAD");
+}
+
+/* GETs may be answered by a hot standby (KPERF_READ_DATABASE_URL), once it
+ * has replayed the client's own last write (its X-Kperf-LSN). */
+static void reads_to_standby(struct request *rq)
+{
+	const char *lsn = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "X-Kperf-LSN");
+	size_t a = lsn ? strspn(lsn, "0123456789ABCDEFabcdef") : 0;
+
+	if (lsn && !(a >= 1 && a <= 8 && lsn[a] == '/' &&
+		     strspn(lsn + a + 1, "0123456789ABCDEFabcdef") == strlen(lsn + a + 1) &&
+		     strlen(lsn + a + 1) >= 1 && strlen(lsn + a + 1) <= 8))
+		lsn = NULL; /* not a WAL position: read as if none was given */
+	db_reading(is_read(rq), lsn);
+}
+
+/* The primary's WAL position after a write, for the answer's X-Kperf-LSN. */
+static void commit_position(struct reply *rp)
+{
+	PGconn *c = db_get();
+	PGresult *r = c ? db_exec(c, "SELECT pg_current_wal_lsn()::text", 0, NULL) : NULL;
+
+	if (r && db_ok(r) && PQntuples(r) == 1)
+		snprintf(rp->lsn, sizeof(rp->lsn), "%s", PQgetvalue(r, 0, 0));
+	PQclear(r);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version,
 				  const char *upload_data, size_t *upload_data_size,
@@ -527,6 +560,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		rq->path = url;
 		rq->t0 = now_us();
 		*req_cls = rq;
+		reads_to_standby(rq);
 		on_headers(rq);
 		db_release(); /* not held while the body arrives */
 		/*
@@ -558,7 +592,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (rq->too_large)
 		return send_early(rq, 413);
 	rp.status = 200;
+	reads_to_standby(rq);
 	answer(rq, &rp);
+	if (!is_read(rq) && rp.status < 300 && db_has_standby())
+		commit_position(&rp);
 	db_release();
 	rc = send_reply(rq, &rp);
 	buf_release(&rp.body);
@@ -666,7 +703,8 @@ int http_start(void)
 	 * a transaction waiting for its group commit never stalls the other
 	 * connections; PostgreSQL work is bounded by the connection pool instead:
 	 * KPERF_THREADS requests use the database at once (four per core: they
-	 * mostly wait for it), plus one connection each for the worker threads.
+	 * mostly wait for it), plus one connection each for the worker threads
+	 * (the mailer and the decision workers).
 	 */
 	if (threads <= 0)
 		threads = 4 * sysconf(_SC_NPROCESSORS_ONLN);
@@ -674,7 +712,7 @@ int http_start(void)
 		threads = 4;
 	if (threads > LIMIT_THREADS_MAX)
 		threads = LIMIT_THREADS_MAX;
-	db_pool_size((int)threads + 2);
+	db_pool_size((int)threads + 1 + REGRESS_WORKERS);
 	daemon_handle = MHD_start_daemon(
 		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
 			MHD_USE_ERROR_LOG | (sa->sa_family == AF_INET6 ? MHD_USE_IPv6 : 0),

@@ -46,6 +46,7 @@ struct reply {
 	struct readcache_answer *cached; /* sent instead of body: the read cache's bytes */
 	const char *encoding; /* "gzip" when the body is compressed */
 	int vary_encoding;    /* the answer depends on Accept-Encoding */
+	char lsn[32];         /* a write's WAL position (X-Kperf-LSN), with standbys */
 };
 
 /* The value of query parameter key, or NULL. Borrowed from the connection. */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "confirm.h"
 #include "db.h"
 #include "http.h"
 #include "mailer.h"
@@ -141,6 +142,7 @@ static int serve(void)
 	if (static_load(cfg.static_dir) < 0)
 		log_error("static directory \"%s\" unreadable: the dashboard is off", cfg.static_dir);
 	db_setup(cfg.database_url);
+	db_setup_read(cfg.read_database_url);
 	readcache_limit((size_t)cfg.read_cache_bytes);
 
 	/* Worker threads inherit this mask; only the main thread takes signals. */
@@ -155,6 +157,11 @@ static int serve(void)
 		die("cannot serve on %s:%ld", cfg.listen, cfg.port);
 	if (!cfg.public_url || !*cfg.public_url)
 		derive_public_url(port);
+	lab_policy.confirm_runs = cfg.confirm_runs;
+	lab_policy.confirm_timeout_s = (double)cfg.confirm_timeout_s;
+	lab_policy.bisect = (int)cfg.bisect;
+	lab_policy.ancestor_depth = cfg.ancestor_depth;
+	lab_policy.settle_s = (double)cfg.alert_settle_s;
 	if (cfg.worker && regress_start((double)cfg.alert_settle_s))
 		die("cannot start the decision worker");
 	{

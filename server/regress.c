@@ -1,46 +1,54 @@
 /*
- * regress.c - the decision worker. A queue entry carries a version that each
- * arriving run bumps; the worker deletes the entry only if the version it
- * decided is still current, so no run is missed and nothing blocks ingest.
- * All writes of one key group happen in one transaction.
+ * regress.c - the decision workers. A queue entry (key group at a commit)
+ * carries a version that each arriving run bumps; a worker claims a batch
+ * of entries (every ready entry of up to REGRESS_BATCH_GROUPS key groups),
+ * decides them in one transaction from one read of the groups
+ * (regress_load.c), and deletes an entry only if the version it decided is
+ * still current, so no run is missed and nothing blocks ingest. Entries
+ * of small posts are claimed before a bulk import's; a second worker joins
+ * while the queue is long.
  */
-#include <jansson.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "alert.h"
+#include "bisect.h"
+#include "confirm.h"
 #include "buf.h"
-#include "changepoint.h"
-#include "compare_load.h"
+#include "commit_cache.h"
 #include "counters.h"
 #include "db.h"
-#include "jsonw.h"
+#include "idmap.h"
 #include "migrate.h"
 #include "regress.h"
-#include "stats_lkp.h"
-#include "trend.h"
+#include "regress_decide.h"
+#include "regress_load.h"
 #include "util.h"
 #include "verdict.h"
 
 #define REGRESS_POLL_US 200000
-#define REGRESS_HISTORY_COMMITS 30
 /* A regression counts as recovered when a later commit undoes 75% of it. */
 #define REGRESS_RECOVERED_SHARE 0.75
-#define REGRESS_FDR_Q 0.05
 
-static struct verdict_config vcfg;
-static double alert_settle_s = 120;
-static pthread_t worker_thread;
-static atomic_int worker_stop;
-static int worker_running;
-
-/* Commits a history needs before change points are looked for in it. */
-#define REGRESS_CP_COMMITS 4
+/*
+ * A batch: every ready entry of the key groups of the first
+ * REGRESS_BATCH_GROUPS ready entries (at most REGRESS_BATCH_MAX entries), so
+ * a group's commits are decided together from one read, each commit once
+ * (a commit's children are redone with it: queued together, they were each
+ * decided twice). 32 groups of 9 commits take 50-100 ms on the 2-core build
+ * machine; a fresh commit's entry waits for the batches under way.
+ */
+#define REGRESS_BATCH_GROUPS "32"
+#define REGRESS_BATCH_MAX "4096"
+/* Runs whose samples are read at once (a large group is read alone). */
+#define REGRESS_CHUNK_RUNS 4096
+/* A claim this large says the queue is long: the second worker joins. */
+#define REGRESS_HELP_ENTRIES 32
 
 /*
  * A queued group is decided once no run has arrived for it for a quarter
@@ -52,84 +60,140 @@ static int worker_running;
  */
 #define REGRESS_QUIET "interval '250 milliseconds'"
 #define REGRESS_MAX_WAIT "interval '2 seconds'"
+#define REGRESS_CLAIM_TTL "interval '5 minutes'"
+
+#define READY(q)                                                                          \
+	" ((" q ".claimed_at IS NULL AND (" q ".touched_at < now() - " REGRESS_QUIET        \
+	"   OR " q ".queued_at < now() - " REGRESS_MAX_WAIT "))"                             \
+	"  OR " q ".claimed_at < now() - " REGRESS_CLAIM_TTL ")"
 
 /*
- * One group: the oldest claimable, found by a scalar subquery that runs once.
- * As a join with the table ("FROM (SELECT ... LIMIT 1 FOR UPDATE SKIP LOCKED)
- * x") it left 16-22 groups claimed and undecided after the ingest of `make
- * bench`, each waiting the 5 minutes for its claim to expire.
+ * The claim, committed on its own (no row lock of the queue is held while
+ * deciding: ingest bumps the entries' versions meanwhile; see claim()).
+ * cand: the first ready entries, small posts' (bulk false) before a bulk
+ * import's, of groups no worker holds; a batch is of small posts' groups
+ * alone when there are any. pick: every ready entry of those groups, locked
+ * by a MATERIALIZED CTE that runs once (a subquery joined to the UPDATE
+ * once left claimed entries unreturned, to wait 5 minutes for their claim
+ * to expire).
  */
 static const char SQL_CLAIM[] =
-	"UPDATE decision_queue q SET claimed_at = now()"
+	"WITH cand AS (SELECT q.machine_id, q.test_id, q.variant_id, q.bulk FROM decision_queue q"
+	"  WHERE" READY("q") " AND NOT EXISTS (SELECT 1 FROM decision_queue o"
+	"   WHERE o.machine_id = q.machine_id AND o.test_id = q.test_id"
+	"   AND o.variant_id = q.variant_id AND o.claimed_at >= now() - " REGRESS_CLAIM_TTL ")"
+	"  ORDER BY q.bulk, q.queued_at LIMIT " REGRESS_BATCH_GROUPS "),"
+	" grp AS (SELECT DISTINCT machine_id, test_id, variant_id FROM cand"
+	"  WHERE bulk = (SELECT bool_and(bulk) FROM cand)),"
+	" pick AS MATERIALIZED (SELECT q.commit_id, q.machine_id, q.test_id, q.variant_id"
+	"  FROM decision_queue q JOIN grp USING (machine_id, test_id, variant_id)"
+	"  WHERE" READY("q") " ORDER BY q.queued_at LIMIT " REGRESS_BATCH_MAX
+	"  FOR UPDATE OF q SKIP LOCKED)"
+	" UPDATE decision_queue q SET claimed_at = now() FROM pick p"
 	" WHERE (q.commit_id, q.machine_id, q.test_id, q.variant_id)"
-	"  = (SELECT commit_id, machine_id, test_id, variant_id FROM decision_queue"
-	"  WHERE (claimed_at IS NULL AND (touched_at < now() - " REGRESS_QUIET
-	"    OR queued_at < now() - " REGRESS_MAX_WAIT "))"
-	"   OR claimed_at < now() - interval '5 minutes'"
-	"  ORDER BY queued_at LIMIT 1 FOR UPDATE SKIP LOCKED)"
-	" RETURNING q.commit_id, q.machine_id, q.test_id, q.variant_id, q.version";
+	"  = (p.commit_id, p.machine_id, p.test_id, p.variant_id)"
+	" RETURNING q.commit_id, q.machine_id, q.test_id, q.variant_id, q.version,"
+	"  (SELECT g.id FROM key_group g WHERE g.machine_id = q.machine_id"
+	"   AND g.test_id = q.test_id AND g.variant_id = q.variant_id)";
 
-static const char SQL_DONE[] =
-	"DELETE FROM decision_queue WHERE commit_id = $1 AND machine_id = $2 AND test_id = $3"
-	" AND variant_id = $4 AND version = $5";
+/*
+ * One worker per key group at a time, also across kperfd processes: a
+ * transaction lock per group, tried (a group held elsewhere waits in the
+ * queue). With the groups' names.
+ */
+static const char SQL_LOCK[] =
+	"WITH l AS MATERIALIZED (SELECT id FROM unnest($1::int[]) AS u(id)"
+	"  WHERE pg_try_advisory_xact_lock(hashtext('kperf.decide'), id))"
+	" SELECT g.id, m.name, t.suite, t.params::text, v.knobs::text FROM l"
+	" JOIN key_group g ON g.id = l.id JOIN machine m ON m.id = g.machine_id"
+	" JOIN test t ON t.id = g.test_id JOIN variant v ON v.id = g.variant_id ORDER BY 1";
 
-/* Runs arrived while deciding: decide again once they settle. */
-static const char SQL_RELEASE[] =
-	"UPDATE decision_queue SET claimed_at = NULL, queued_at = now()"
-	" WHERE commit_id = $1 AND machine_id = $2 AND test_id = $3 AND variant_id = $4";
-
-static const char SQL_GROUP[] =
-	"SELECT m.name, t.suite, t.params::text, v.knobs::text FROM machine m, test t, variant v"
-	" WHERE m.id = $1 AND t.id = $2 AND v.id = $3";
-
-/* The base of a commit: its parent, or for a patch of a series the first
- * parent outside the series (the series base). */
-static const char SQL_BASE[] =
-	"WITH RECURSIVE me AS (SELECT id, parent_sha, series FROM commits WHERE id = $1),"
-	" chain(id, parent_sha, depth) AS (SELECT id, parent_sha, 0 FROM me"
-	"  UNION ALL SELECT p.id, p.parent_sha, chain.depth + 1"
-	"  FROM chain JOIN commits p ON p.sha = chain.parent_sha, me"
-	"  WHERE me.series IS NOT NULL AND p.series = me.series AND chain.depth < 1000)"
-	" SELECT b.id, CASE WHEN (SELECT series FROM me) IS NULL THEN 'parent'"
-	"  ELSE 'series_base' END"
-	" FROM (SELECT parent_sha FROM chain ORDER BY depth DESC LIMIT 1) last"
-	" JOIN commits b ON b.sha = last.parent_sha";
-
-/* Commits whose base is $1 and that ran this key group. */
-static const char SQL_CHILDREN[] =
-	"SELECT x.id FROM commits x, commits me WHERE me.id = $1 AND me.sha IS NOT NULL AND x.id <> me.id"
-	" AND ((x.parent_sha = me.sha AND (x.series IS NULL OR x.series IS DISTINCT FROM me.series))"
-	"  OR x.series IN (SELECT f.series FROM commits f WHERE f.parent_sha = me.sha"
-	"   AND f.series IS NOT NULL AND f.series IS DISTINCT FROM me.series))"
-	" AND EXISTS (SELECT 1 FROM run r WHERE r.commit_id = x.id AND r.machine_id = $2"
-	"  AND r.test_id = $3 AND r.variant_id = $4 AND r.valid)";
-
-/* Samples of the group's recent other commits, for each metric's noise. */
-static const char SQL_HISTORY[] =
-	"WITH hc AS (SELECT r.commit_id FROM run r WHERE r.machine_id = $1 AND r.test_id = $2"
-	"  AND r.variant_id = $3 AND r.valid AND r.commit_id <> ALL($4::bigint[])"
-	"  GROUP BY r.commit_id ORDER BY max(r.id) DESC LIMIT $5)"
-	" SELECT mt.name, r.commit_id, s.value FROM run r JOIN sample s ON s.run_id = r.id AND s.at = r.received_at"
-	" JOIN metric mt ON mt.id = s.metric_id"
-	" WHERE r.commit_id IN (SELECT commit_id FROM hc) AND r.machine_id = $1"
-	"  AND r.test_id = $2 AND r.variant_id = $3 AND r.valid"
-	" ORDER BY mt.name, r.commit_id";
+/*
+ * What to decide for the claimed entries ($1-$4 commit, machine, test,
+ * variant; $5 key group): each commit, and its children that ran the group
+ * (commits whose base it is), each against its base: its parent, or for a
+ * patch of a series the first parent outside the series (the series base);
+ * when that base has no runs of the group, the nearest first-parent ancestor
+ * that has ('ancestor', at most $6 commits back), and the claimed commit is
+ * then also the base of the first-parent descendants down to the next one
+ * with runs. Commits without a base with runs are not decided (the change
+ * points cover them). In commit-date order within a group: recoveries are
+ * marked by the first later commit that undoes a regression.
+ */
+static const char SQL_PLAN[] =
+	"WITH RECURSIVE e AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[],"
+	"  $4::bigint[], $5::bigint[]) AS e(commit_id, machine_id, test_id, variant_id, key_group)),"
+	" x AS (SELECT commit_id, key_group FROM e"
+	"  UNION SELECT k.id, e.key_group FROM e CROSS JOIN LATERAL (SELECT x.id"
+	"   FROM commits x, commits me WHERE me.id = e.commit_id AND me.sha IS NOT NULL"
+	"   AND x.id <> me.id"
+	"   AND ((x.parent_sha = me.sha AND (x.series IS NULL OR x.series IS DISTINCT FROM me.series))"
+	"    OR x.series IN (SELECT f.series FROM commits f WHERE f.parent_sha = me.sha"
+	"     AND f.series IS NOT NULL AND f.series IS DISTINCT FROM me.series))"
+	"   AND EXISTS (SELECT 1 FROM run r WHERE r.commit_id = x.id AND r.machine_id = e.machine_id"
+	"    AND r.test_id = e.test_id AND r.variant_id = e.variant_id AND r.valid)) k"
+	"  UNION SELECT d.id, d.key_group FROM down d WHERE d.depth > 0 AND d.tested),"
+	/* first-parent descendants without runs, down to the first with runs */
+	" down(key_group, id, sha, depth, tested) AS ("
+	"  SELECT e.key_group, c.id, c.sha, 0, false FROM e JOIN commits c ON c.id = e.commit_id"
+	"   WHERE c.sha IS NOT NULL"
+	"  UNION ALL SELECT d.key_group, k.id, k.sha, d.depth + 1, EXISTS (SELECT 1 FROM run r"
+	"   JOIN key_group g ON g.id = d.key_group WHERE r.commit_id = k.id"
+	"   AND r.machine_id = g.machine_id AND r.test_id = g.test_id AND r.variant_id = g.variant_id"
+	"   AND r.valid)"
+	"  FROM down d JOIN commits k ON k.parent_sha = d.sha AND k.series IS NULL"
+	"  WHERE NOT d.tested AND d.depth < $6::int),"
+	" chain(start, id, parent_sha, series, depth) AS ("
+	"  SELECT c.id, c.id, c.parent_sha, c.series, 0 FROM commits c"
+	"   WHERE c.id IN (SELECT commit_id FROM x)"
+	"  UNION ALL SELECT chain.start, p.id, p.parent_sha, chain.series, chain.depth + 1"
+	"  FROM chain JOIN commits p ON p.sha = chain.parent_sha"
+	"  WHERE chain.series IS NOT NULL AND p.series = chain.series AND chain.depth < 1000),"
+	" last AS (SELECT DISTINCT ON (start) start, parent_sha, series FROM chain"
+	"  ORDER BY start, depth DESC),"
+	" base0 AS (SELECT x.key_group, x.commit_id, b.id AS base_id,"
+	"  CASE WHEN last.series IS NULL THEN 'parent' ELSE 'series_base' END AS kind,"
+	"  EXISTS (SELECT 1 FROM run r JOIN key_group g ON g.id = x.key_group"
+	"   WHERE r.commit_id = b.id AND r.machine_id = g.machine_id AND r.test_id = g.test_id"
+	"   AND r.variant_id = g.variant_id AND r.valid) AS tested"
+	"  FROM x JOIN last ON last.start = x.commit_id JOIN commits b ON b.sha = last.parent_sha"
+	"  WHERE x.key_group IS NOT NULL),"
+	/* no runs at the base: the nearest first-parent ancestor with runs */
+	" anc(key_group, start, id, parent_sha, depth, tested) AS ("
+	"  SELECT x.key_group, x.commit_id, c.id, c.parent_sha, 0, false FROM x"
+	"   JOIN commits c ON c.id = x.commit_id WHERE x.key_group IS NOT NULL"
+	"   AND NOT EXISTS (SELECT 1 FROM base0 WHERE base0.key_group = x.key_group"
+	"    AND base0.commit_id = x.commit_id AND base0.tested)"
+	"  UNION ALL SELECT a.key_group, a.start, p.id, p.parent_sha, a.depth + 1,"
+	"   EXISTS (SELECT 1 FROM run r JOIN key_group g ON g.id = a.key_group"
+	"    WHERE r.commit_id = p.id AND r.machine_id = g.machine_id AND r.test_id = g.test_id"
+	"    AND r.variant_id = g.variant_id AND r.valid)"
+	"  FROM anc a JOIN commits p ON p.sha = a.parent_sha"
+	"  WHERE NOT a.tested AND a.depth < $6::int),"
+	" plan AS (SELECT key_group, commit_id, base_id, kind FROM base0 WHERE tested"
+	"  UNION ALL (SELECT DISTINCT ON (key_group, start) key_group, start, id, 'ancestor'"
+	"  FROM anc WHERE tested ORDER BY key_group, start, depth))"
+	" SELECT plan.key_group, plan.commit_id, plan.base_id, plan.kind"
+	" FROM plan JOIN commits xc ON xc.id = plan.commit_id"
+	" ORDER BY plan.key_group, coalesce(xc.committed_at, xc.created_at), plan.commit_id";
 
 static const char SQL_UPSERT[] =
 	"INSERT INTO decision AS d (machine_id, test_id, variant_id, metric_id, commit_id,"
 	" base_commit_id, base_kind, direction, base_n, base_runs, base_mean, base_stddev_pct,"
 	" target_n, target_runs, target_mean, target_stddev_pct, change_pct, change_abs, absolute,"
 	" p_value, ci_lo_pct, ci_hi_pct, test_used, lkp_changed, verdict, kpi)"
-	" SELECT $1, $2, $3, mt.id, $4, $5, $6, x.direction, x.base_n, x.base_runs, x.base_mean,"
+	" SELECT x.machine_id, x.test_id, x.variant_id, x.metric_id, x.commit_id, x.base_commit_id,"
+	" x.base_kind, x.direction, x.base_n, x.base_runs, x.base_mean,"
 	" x.base_stddev_pct, x.target_n, x.target_runs, x.target_mean, x.target_stddev_pct,"
 	" x.change_pct, x.change_abs, x.absolute, x.p_value, x.ci_lo_pct, x.ci_hi_pct,"
 	" x.test_used, x.lkp_changed, x.verdict, x.kpi"
-	" FROM jsonb_to_recordset($7::jsonb) AS x(metric text, direction text, base_n int,"
+	" FROM jsonb_to_recordset($1::jsonb) AS x(machine_id bigint, test_id bigint,"
+	"  variant_id bigint, metric_id bigint, commit_id bigint, base_commit_id bigint,"
+	"  base_kind text, direction text, base_n int,"
 	"  base_runs int, base_mean float8, base_stddev_pct float8, target_n int, target_runs int,"
 	"  target_mean float8, target_stddev_pct float8, change_pct float8, change_abs float8,"
 	"  absolute bool, p_value float8, ci_lo_pct float8, ci_hi_pct float8, test_used text,"
 	"  lkp_changed bool, verdict text, kpi bool)"
-	" JOIN metric mt ON mt.name = x.metric"
 	" ON CONFLICT (machine_id, test_id, variant_id, metric_id, commit_id) DO UPDATE SET"
 	" base_commit_id = EXCLUDED.base_commit_id, base_kind = EXCLUDED.base_kind,"
 	" direction = EXCLUDED.direction, base_n = EXCLUDED.base_n, base_runs = EXCLUDED.base_runs,"
@@ -142,447 +206,692 @@ static const char SQL_UPSERT[] =
 	" test_used = EXCLUDED.test_used, lkp_changed = EXCLUDED.lkp_changed,"
 	" verdict = EXCLUDED.verdict, kpi = EXCLUDED.kpi, decided_at = now()";
 
-/* Open regressions of the group at commits older than $4. */
+/* Open regressions of each decided (group, commit) $1-$4 at older commits,
+ * by the pair's index $5; read after the batch's decisions are stored. */
 static const char SQL_OPEN[] =
-	"SELECT d.id, mt.name, d.direction, d.base_mean, d.target_mean FROM decision d"
-	" JOIN metric mt ON mt.id = d.metric_id JOIN commits rc ON rc.id = d.commit_id,"
-	" commits cc WHERE d.machine_id = $1 AND d.test_id = $2 AND d.variant_id = $3"
-	" AND cc.id = $4 AND d.commit_id <> $4 AND d.verdict = 'regression'"
-	" AND d.recovered_by IS NULL"
-	" AND coalesce(cc.committed_at, cc.created_at) > coalesce(rc.committed_at, rc.created_at)";
+	"SELECT x.i, d.id, d.metric_id, d.base_mean, d.target_mean"
+	" FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::int[])"
+	"  AS x(m, t, v, c, i)"
+	" JOIN commits cc ON cc.id = x.c"
+	" JOIN decision d ON d.machine_id = x.m AND d.test_id = x.t AND d.variant_id = x.v"
+	"  AND d.commit_id <> x.c AND d.verdict = 'regression' AND d.recovered_by IS NULL"
+	" JOIN commits rc ON rc.id = d.commit_id"
+	" WHERE coalesce(cc.committed_at, cc.created_at) > coalesce(rc.committed_at, rc.created_at)"
+	" ORDER BY x.i, d.id";
 
 static const char SQL_RECOVERED[] =
-	"WITH u AS (UPDATE decision SET recovered_by = $1, updated_at = now()"
-	"  WHERE id = ANY($2::bigint[]) RETURNING commit_id)"
-	" SELECT DISTINCT commit_id FROM u";
+	"WITH u AS (UPDATE decision d SET recovered_by = x.by, updated_at = now()"
+	"  FROM unnest($1::bigint[], $2::bigint[]) AS x(id, by) WHERE d.id = x.id"
+	"  RETURNING d.machine_id, d.test_id, d.variant_id, d.commit_id)"
+	" SELECT DISTINCT machine_id, test_id, variant_id, commit_id FROM u ORDER BY 4, 1, 2, 3";
 
 static const char SQL_CP_DELETE[] =
-	"DELETE FROM change_point WHERE machine_id = $1 AND test_id = $2 AND variant_id = $3";
+	"DELETE FROM change_point c USING unnest($1::bigint[], $2::bigint[], $3::bigint[])"
+	"  AS x(m, t, v) WHERE c.machine_id = x.m AND c.test_id = x.t AND c.variant_id = x.v";
 
 static const char SQL_CP_INSERT[] =
 	"INSERT INTO change_point (machine_id, test_id, variant_id, metric_id, commit_id,"
 	" prev_commit_id, shift_pct, ci_lo_pct, ci_hi_pct, p_value)"
-	" SELECT $1, $2, $3, x.metric_id, x.commit_id, x.prev_commit_id, x.shift_pct,"
-	" x.ci_lo_pct, x.ci_hi_pct, x.p_value FROM jsonb_to_recordset($4::jsonb) AS"
-	" x(metric_id bigint, commit_id bigint, prev_commit_id bigint, shift_pct float8,"
-	"  ci_lo_pct float8, ci_hi_pct float8, p_value float8)";
+	" SELECT x.machine_id, x.test_id, x.variant_id, x.metric_id, x.commit_id, x.prev_commit_id,"
+	" x.shift_pct, x.ci_lo_pct, x.ci_hi_pct, x.p_value FROM jsonb_to_recordset($1::jsonb) AS"
+	" x(machine_id bigint, test_id bigint, variant_id bigint, metric_id bigint, commit_id bigint,"
+	"  prev_commit_id bigint, shift_pct float8, ci_lo_pct float8, ci_hi_pct float8,"
+	"  p_value float8)";
 
-struct group {
-	const char *commit, *machine, *test, *variant; /* ids as text */
-	const char *mname, *suite, *params, *knobs;    /* the group's names */
+/*
+ * Decided: gone, unless a run bumped its version meanwhile. The rows are
+ * locked first in ingest's order (commit, machine, test, variant: see
+ * store.c's SQL_QUEUE), or an ingest transaction holding one and waiting
+ * for another deadlocks with this statement.
+ */
+static const char SQL_DONE[] =
+	"WITH x AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[],"
+	"  $5::bigint[]) AS x(c, m, t, v, ver)),"
+	" l AS MATERIALIZED (SELECT q.commit_id, q.machine_id, q.test_id, q.variant_id, x.ver"
+	"  FROM decision_queue q JOIN x ON q.commit_id = x.c AND q.machine_id = x.m"
+	"  AND q.test_id = x.t AND q.variant_id = x.v ORDER BY 1, 2, 3, 4 FOR UPDATE OF q)"
+	" DELETE FROM decision_queue q USING l WHERE q.commit_id = l.commit_id"
+	" AND q.machine_id = l.machine_id AND q.test_id = l.test_id AND q.variant_id = l.variant_id"
+	" AND q.version = l.ver";
+
+/* Back to the queue: after a pass with runs still arriving ($5 true: decide
+ * again once they settle, as the stream rule says), or not taken (false:
+ * its place kept). Locked in ingest's order, as above. */
+static const char SQL_RELEASE[] =
+	"WITH l AS MATERIALIZED (SELECT q.commit_id, q.machine_id, q.test_id, q.variant_id"
+	"  FROM decision_queue q JOIN unnest($1::bigint[], $2::bigint[], $3::bigint[],"
+	"  $4::bigint[]) AS x(c, m, t, v) ON q.commit_id = x.c AND q.machine_id = x.m"
+	"  AND q.test_id = x.t AND q.variant_id = x.v ORDER BY 1, 2, 3, 4 FOR UPDATE OF q)"
+	" UPDATE decision_queue q SET claimed_at = NULL,"
+	" queued_at = CASE WHEN $5::bool THEN now() ELSE q.queued_at END FROM l"
+	" WHERE q.commit_id = l.commit_id AND q.machine_id = l.machine_id"
+	" AND q.test_id = l.test_id AND q.variant_id = l.variant_id";
+
+static struct verdict_config vcfg;
+static double alert_settle_s = 120;
+static atomic_int worker_stop;
+static atomic_ulong passes; /* (group, commit) pairs decided */
+static pthread_t threads[REGRESS_WORKERS];
+static int nthreads;
+/* the helpers wait here until the first worker finds the queue long */
+static pthread_mutex_t help_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t help_cond = PTHREAD_COND_INITIALIZER;
+static int help_wanted;
+
+/* One claimed queue entry. */
+struct entry {
+	long commit, machine, test, variant, version, key_group; /* key_group 0: none */
+	int held; /* its group is this batch's */
 };
 
-static int run_sql(PGconn *c, const char *sql, int n, const char *const *params,
-		   const char *what)
+struct batch {
+	struct entry *e;
+	size_t ne;
+	struct rl_group *groups; /* held, by key_group */
+	size_t ngroups;
+	struct rd_pair *pairs; /* by group, commit date */
+	size_t npairs;
+	PGresult *names;         /* SQL_LOCK's, borrowed by groups */
+	struct commit_gen *gen;
+	struct buf rows, cps;    /* JSON arrays being built */
+};
+
+/* A bigint[] literal of n longs, taken with stride from base. */
+static void ids_array(struct buf *b, const void *base, size_t n, size_t stride)
 {
-	PGresult *r = db_exec(c, sql, n, params);
-	int rc = db_ok(r) ? 0 : -1;
-	if (rc)
-		db_log_error(what, c, r);
-	PQclear(r);
+	buf_putc(b, '{');
+	for (size_t i = 0; i < n; i++)
+		buf_printf(b, "%s%ld", i ? "," : "",
+			   *(const long *)((const char *)base + i * stride));
+	buf_putc(b, '}');
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+	if (x->key_group != y->key_group)
+		return x->key_group < y->key_group ? -1 : 1;
+	return x->commit < y->commit ? -1 : x->commit > y->commit;
+}
+
+static struct rl_group *group_of(struct batch *bt, long key_group)
+{
+	size_t lo = 0, hi = bt->ngroups;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (bt->groups[mid].key_group < key_group)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < bt->ngroups && bt->groups[lo].key_group == key_group ? &bt->groups[lo] : NULL;
+}
+
+/* ---- a batch: claim, read, decide, write, give the entries back ---- */
+
+static void batch_release(struct batch *bt)
+{
+	for (size_t i = 0; i < bt->ngroups; i++)
+		rl_group_release(&bt->groups[i]);
+	for (size_t i = 0; i < bt->npairs; i++)
+		rd_pair_release(&bt->pairs[i]);
+	free(bt->groups);
+	free(bt->pairs);
+	free(bt->e);
+	if (bt->gen)
+		commit_cache_put(bt->gen);
+	PQclear(bt->names);
+	buf_release(&bt->rows);
+	buf_release(&bt->cps);
+}
+
+/* The claimed entries from the claim's rows, sorted by group and commit. */
+static void read_entries(struct batch *bt, const PGresult *r)
+{
+	bt->ne = (size_t)PQntuples(r);
+	bt->e = xcalloc(bt->ne + 1, sizeof(*bt->e));
+	for (size_t i = 0; i < bt->ne; i++) {
+		struct entry *e = &bt->e[i];
+		e->commit = strtol(PQgetvalue(r, (int)i, 0), NULL, 10);
+		e->machine = strtol(PQgetvalue(r, (int)i, 1), NULL, 10);
+		e->test = strtol(PQgetvalue(r, (int)i, 2), NULL, 10);
+		e->variant = strtol(PQgetvalue(r, (int)i, 3), NULL, 10);
+		e->version = strtol(PQgetvalue(r, (int)i, 4), NULL, 10);
+		e->key_group = strtol(PQgetvalue(r, (int)i, 5), NULL, 10); /* NULL: "" -> 0 */
+	}
+	qsort(bt->e, bt->ne, sizeof(*bt->e), key_cmp);
+}
+
+/* Entries as the bigint[] literals of SQL_PLAN, SQL_DONE and SQL_RELEASE:
+ * those whose held flag is held (all when held < 0). */
+static void entry_arrays(const struct batch *bt, int held, struct buf a[6])
+{
+	for (int k = 0; k < 6; k++)
+		buf_putc(&a[k], '{');
+	for (size_t i = 0; i < bt->ne; i++) {
+		const struct entry *e = &bt->e[i];
+		const long v[6] = {e->commit, e->machine, e->test, e->variant, e->version,
+				   e->key_group};
+		if (held >= 0 && e->held != held)
+			continue;
+		for (int k = 0; k < 6; k++) {
+			if (a[k].len > 1)
+				buf_putc(&a[k], ',');
+			if (k == 5 && !v[k])
+				buf_puts(&a[k], "NULL");
+			else
+				buf_printf(&a[k], "%ld", v[k]);
+		}
+	}
+	for (int k = 0; k < 6; k++)
+		buf_putc(&a[k], '}');
+}
+
+static void arrays_release(struct buf *a, int n)
+{
+	for (int k = 0; k < n; k++)
+		buf_release(&a[k]);
+}
+
+/* The held groups (from SQL_LOCK's rows) and the pairs to decide (from
+ * SQL_PLAN's). */
+static void read_plan(struct batch *bt, PGresult *names, const PGresult *plan)
+{
+	int ng = PQntuples(names), np = PQntuples(plan);
+
+	bt->names = names;
+	bt->groups = xcalloc((size_t)ng + 1, sizeof(*bt->groups));
+	for (int i = 0; i < ng; i++) {
+		struct rl_group *g = &bt->groups[bt->ngroups++];
+		g->key_group = strtol(PQgetvalue(names, i, 0), NULL, 10);
+		g->mname = PQgetvalue(names, i, 1);
+		g->suite = PQgetvalue(names, i, 2);
+		g->params = PQgetvalue(names, i, 3);
+		g->knobs = PQgetvalue(names, i, 4);
+	}
+	for (size_t i = 0; i < bt->ne; i++) {
+		struct entry *e = &bt->e[i];
+		struct rl_group *g = e->key_group ? group_of(bt, e->key_group) : NULL;
+		e->held = g || !e->key_group; /* no key group: no runs, nothing to decide */
+		if (g) {
+			g->machine = e->machine;
+			g->test = e->test;
+			g->variant = e->variant;
+		}
+	}
+	for (size_t i = 0; i < bt->ngroups; i++) {
+		struct rl_group *g = &bt->groups[i];
+		snprintf(g->ids[0], sizeof(g->ids[0]), "%ld", g->machine);
+		snprintf(g->ids[1], sizeof(g->ids[1]), "%ld", g->test);
+		snprintf(g->ids[2], sizeof(g->ids[2]), "%ld", g->variant);
+	}
+	bt->pairs = xcalloc((size_t)np + 1, sizeof(*bt->pairs));
+	for (int i = 0; i < np; i++) {
+		struct rl_group *g = group_of(bt, strtol(PQgetvalue(plan, i, 0), NULL, 10));
+		struct rd_pair *p = &bt->pairs[bt->npairs];
+		if (!g) /* a group held by another worker */
+			continue;
+		p->g = g;
+		p->x = strtol(PQgetvalue(plan, i, 1), NULL, 10);
+		p->base = strtol(PQgetvalue(plan, i, 2), NULL, 10);
+		snprintf(p->kind, sizeof(p->kind), "%s", PQgetvalue(plan, i, 3));
+		bt->npairs++;
+	}
+}
+
+/*
+ * What to read of the samples: a group's when a pair of it has runs on both
+ * sides, or when its history is long enough for change points (else, as
+ * before, its samples are not read: an ingest streaming runs of one commit
+ * would have them read again every two seconds); and the "directions" of
+ * the pairs' runs.
+ */
+static void want_samples(struct batch *bt)
+{
+	for (size_t i = 0; i < bt->ngroups; i++)
+		bt->groups[i].want_samples = bt->groups[i].ncommits >= REGRESS_CP_COMMITS;
+	for (size_t i = 0; i < bt->npairs; i++) {
+		struct rl_group *g = bt->pairs[i].g;
+		if (rl_commit_index(g, bt->pairs[i].x) == (size_t)-1 ||
+		    rl_commit_index(g, bt->pairs[i].base) == (size_t)-1)
+			continue; /* no decision: a side without runs */
+		g->want_samples = 1;
+		for (size_t r = 0; r < g->nruns; r++)
+			if (g->runs[r].commit == bt->pairs[i].x || g->runs[r].commit == bt->pairs[i].base)
+				g->runs[r].want_dirs = 1;
+	}
+}
+
+/*
+ * BEGIN, take the groups, and read what to decide, the commit epoch and
+ * every run of the groups: one round trip. 0, or -1 (logged).
+ */
+static int batch_begin(PGconn *c, struct batch *bt)
+{
+	struct buf kg = BUF_INIT, a[6] = {BUF_INIT, BUF_INIT, BUF_INIT, BUF_INIT, BUF_INIT, BUF_INIT};
+	const char *pk[1], *pp[6];
+	char depth[16];
+	PGresult *r[5] = {0}, *failed = NULL;
+	const char *what[5] = {"begin", "taking key groups", "planning decisions",
+			       "reading the commit epoch", "reading runs"};
+	int rc = 0;
+
+	buf_putc(&kg, '{');
+	for (size_t i = 0; i < bt->ne; i++)
+		if (bt->e[i].key_group && (!i || bt->e[i].key_group != bt->e[i - 1].key_group))
+			buf_printf(&kg, "%s%ld", kg.len > 1 ? "," : "", bt->e[i].key_group);
+	buf_putc(&kg, '}');
+	pk[0] = buf_str(&kg);
+	entry_arrays(bt, -1, a);
+	pp[0] = a[0].data;
+	pp[1] = a[1].data;
+	pp[2] = a[2].data;
+	pp[3] = a[3].data;
+	pp[4] = a[5].data;
+	snprintf(depth, sizeof(depth), "%ld", lab_policy.ancestor_depth);
+	pp[5] = depth;
+	{
+		const struct db_stmt st[5] = {{"BEGIN", 0, NULL, 0, NULL, NULL},
+					      {SQL_LOCK, 1, pk, 0, NULL, NULL},
+					      {SQL_PLAN, 6, pp, 0, NULL, NULL},
+					      {COMMIT_CACHE_SQL_EPOCH, 0, NULL, 1, NULL, NULL},
+					      {RL_SQL_RUNS, 1, pk, 1, NULL, NULL}};
+		if (db_pipeline_send(c, 5, st)) {
+			log_error("sending a decision batch failed: %s", PQerrorMessage(c));
+			rc = -1;
+			goto out;
+		}
+	}
+	for (int i = 0; i < 5; i++)
+		r[i] = db_pipeline_next(c);
+	db_pipeline_end(c);
+	for (int i = 0; i < 5; i++)
+		if (!db_ok(r[i])) { /* the first to fail (the others were aborted) */
+			db_log_error(what[i], c, r[i]);
+			rc = -1;
+			goto out;
+		}
+	read_plan(bt, r[1], r[2]);
+	r[1] = NULL; /* the groups' names, kept by bt */
+	bt->gen = commit_cache_take(PQntuples(r[3]) ? db_int8(r[3], 0, 0) : -1);
+	if (rl_runs(c, bt->gen, bt->groups, bt->ngroups, r[4], &failed)) {
+		db_log_error("reading commits", c, failed);
+		PQclear(failed);
+		rc = -1;
+		goto out;
+	}
+	want_samples(bt);
+out:
+	for (int i = 0; i < 5; i++)
+		PQclear(r[i]);
+	buf_release(&kg);
+	arrays_release(a, 6);
 	return rc;
 }
 
-/* Noise of each key's metric from the group's history; hist[i] for keys[i]. */
-static int load_history(PGconn *c, const struct group *g, const char *exclude,
-			const struct cmp_set *set, struct noise_hist *hist, int *have)
+/* Read the groups' samples a few at a time, decide their pairs and find
+ * their change points; each group's read is freed once used. */
+static int batch_decide(PGconn *c, struct batch *bt)
 {
-	char limit[16];
-	const char *params[5] = {g->machine, g->test, g->variant, exclude, limit};
-	PGresult *r;
-	int n;
+	size_t first = 0, pi = 0;
 
-	snprintf(limit, sizeof(limit), "%d", REGRESS_HISTORY_COMMITS);
-	r = db_exec(c, SQL_HISTORY, 5, params);
-	if (!db_ok(r)) {
-		db_log_error("reading history", c, r);
-		PQclear(r);
-		return -1;
-	}
-	n = PQntuples(r);
-	for (int i = 0; i < n;) {
-		const char *name = PQgetvalue(r, i, 0);
-		const double **samples = NULL;
-		size_t *counts = NULL, ncommits = 0;
-		double *vals = xmalloc(sizeof(double) * (size_t)n);
-		size_t nv = 0;
-		int j = i;
+	buf_putc(&bt->rows, '[');
+	buf_putc(&bt->cps, '[');
+	while (first < bt->ngroups) {
+		size_t end = first, runs = 0;
+		PGresult *failed = NULL;
 
-		for (; j < n && !strcmp(PQgetvalue(r, j, 0), name); j++) {
-			if (j == i || strcmp(PQgetvalue(r, j, 1), PQgetvalue(r, j - 1, 1))) {
-				samples = xrealloc(samples, (ncommits + 1) * sizeof(*samples));
-				counts = xrealloc(counts, (ncommits + 1) * sizeof(*counts));
-				samples[ncommits] = vals + nv;
-				counts[ncommits++] = 0;
-			}
-			vals[nv++] = strtod(PQgetvalue(r, j, 2), NULL);
-			counts[ncommits - 1]++;
+		while (end < bt->ngroups &&
+		       (runs == 0 || runs + bt->groups[end].nruns <= REGRESS_CHUNK_RUNS)) {
+			if (bt->groups[end].want_samples)
+				runs += bt->groups[end].nruns;
+			end++;
 		}
-		for (size_t k = 0; k < set->nkeys; k++) {
-			if (!strcmp(set->keys[k]->metric, name)) {
-				have[k] = verdict_noise_from_history(samples, counts, ncommits,
-								     &hist[k]) == 0;
-				break;
-			}
+		if (rl_samples(c, bt->groups + first, end - first, &failed)) {
+			db_log_error("reading samples", c, failed);
+			PQclear(failed);
+			return -1;
 		}
-		free(samples);
-		free(counts);
-		free(vals);
-		i = j;
+		for (; pi < bt->npairs && bt->pairs[pi].g < bt->groups + end; pi++)
+			if (rd_decide(&bt->pairs[pi], &vcfg, &bt->rows))
+				atomic_fetch_add(&passes, 1);
+		for (size_t i = first; i < end; i++) {
+			rd_change_points(&bt->groups[i], &bt->cps);
+			rl_group_release(&bt->groups[i]);
+		}
+		first = end;
 	}
-	PQclear(r);
+	buf_putc(&bt->rows, ']');
+	buf_putc(&bt->cps, ']');
 	return 0;
 }
 
-/* Mark older regressions of the group that this commit's level undoes. */
-static int mark_recoveries(PGconn *c, const struct group *g, const char *commit,
-			   const struct cmp_set *set)
+static int alert_pair(PGconn *c, const char *m, const char *t, const char *v, long commit)
 {
-	const char *params[4] = {g->machine, g->test, g->variant, commit};
-	struct buf ids = BUF_INIT;
-	PGresult *r = db_exec(c, SQL_OPEN, 4, params);
+	char id[24];
+	snprintf(id, sizeof(id), "%ld", commit);
+	return alert_enqueue(c, m, t, v, id, alert_settle_s);
+}
+
+static int pair_by_commit(const void *a, const void *b)
+{
+	const struct rd_pair *x = *(const struct rd_pair *const *)a, *y = *(const struct rd_pair *const *)b;
+	if (x->x != y->x)
+		return x->x < y->x ? -1 : 1;
+	return x->g->key_group < y->g->key_group ? -1 : x->g->key_group > y->g->key_group;
+}
+
+/*
+ * Regressions the batch's commits undo: an older open regression of the
+ * group is recovered by the first of them (in commit order) whose level
+ * comes back 75% of the way. Its subscribers get a follow-up.
+ */
+static int mark_recoveries(PGconn *c, struct batch *bt, const PGresult *open)
+{
+	struct buf ids = BUF_INIT, by = BUF_INIT;
+	struct idmap marked = {0};
 	int rc = 0;
 
-	if (!db_ok(r)) {
-		db_log_error("reading open regressions", c, r);
-		PQclear(r);
-		return -1;
-	}
 	buf_putc(&ids, '{');
-	for (int i = 0; i < PQntuples(r); i++) {
-		const char *name = PQgetvalue(r, i, 1);
-		double before = strtod(PQgetvalue(r, i, 3), NULL);
-		double after = strtod(PQgetvalue(r, i, 4), NULL);
+	buf_putc(&by, '{');
+	for (int i = 0; i < PQntuples(open); i++) {
+		const struct rd_pair *p = &bt->pairs[strtol(PQgetvalue(open, i, 0), NULL, 10)];
+		long id = strtol(PQgetvalue(open, i, 1), NULL, 10);
+		long metric = strtol(PQgetvalue(open, i, 2), NULL, 10);
+		double before = strtod(PQgetvalue(open, i, 3), NULL);
+		double after = strtod(PQgetvalue(open, i, 4), NULL);
 		double need = after + REGRESS_RECOVERED_SHARE * (before - after);
-		for (size_t k = 0; k < set->nkeys; k++) {
-			const struct cmp_cell *t = &set->keys[k]->cell[1];
-			double now;
-			if (strcmp(set->keys[k]->metric, name) || !t->n)
+
+		if (idmap_get(&marked, id))
+			continue;
+		for (size_t k = 0; k < p->ntm; k++) {
+			double now = p->tm_means[k];
+			if (p->tm_ids[k] != metric)
 				continue;
-			now = stats_mean(t->samples, t->n);
-			if ((before > after && now >= need) || (before < after && now <= need))
-				buf_printf(&ids, "%s%s", ids.len > 1 ? "," : "", PQgetvalue(r, i, 0));
+			if ((before > after && now >= need) || (before < after && now <= need)) {
+				idmap_put(&marked, id, (void *)p);
+				buf_printf(&ids, "%s%ld", ids.len > 1 ? "," : "", id);
+				buf_printf(&by, "%s%ld", by.len > 1 ? "," : "", p->x);
+			}
 			break;
 		}
 	}
 	buf_putc(&ids, '}');
-	PQclear(r);
+	buf_putc(&by, '}');
 	if (ids.len > 2) {
-		/* subscribers told of those regressions get a follow-up */
-		const char *p2[2] = {commit, buf_str(&ids)};
-		PGresult *u = db_exec(c, SQL_RECOVERED, 2, p2);
+		const char *params[2] = {ids.data, by.data};
+		PGresult *u = db_exec(c, SQL_RECOVERED, 2, params);
 		if (!db_ok(u)) {
 			db_log_error("marking recoveries", c, u);
 			rc = -1;
 		}
 		for (int i = 0; !rc && i < PQntuples(u); i++)
-			rc = alert_enqueue(c, g->machine, g->test, g->variant, PQgetvalue(u, i, 0),
-					   alert_settle_s);
+			rc = alert_enqueue(c, PQgetvalue(u, i, 0), PQgetvalue(u, i, 1),
+					   PQgetvalue(u, i, 2), PQgetvalue(u, i, 3), alert_settle_s);
 		PQclear(u);
 	}
+	idmap_release(&marked);
 	buf_release(&ids);
+	buf_release(&by);
 	return rc;
 }
 
-static void put_decision(struct buf *b, const struct cmp_key *k, const struct verdict_out *o,
-			 const struct cmp_row *row)
+/*
+ * Store the decisions, mark recoveries, queue the alerts (commit by commit,
+ * so two workers lock the outbox's rows in one order), replace the groups'
+ * change points, and COMMIT. 0, or -1 (logged).
+ */
+static int batch_write(PGconn *c, struct batch *bt)
 {
-	buf_puts(b, "{\"metric\":");
-	jsonw_string(b, k->metric, strlen(k->metric));
-	buf_printf(b, ",\"direction\":\"%s\",\"base_n\":%zu,\"base_runs\":%zu,\"base_mean\":",
-		   direction_name(k->direction), k->cell[0].n, k->cell[0].nruns);
-	jsonw_number(b, row->base.mean);
-	buf_puts(b, ",\"base_stddev_pct\":");
-	jsonw_number(b, row->base.stddev_pct);
-	buf_printf(b, ",\"target_n\":%zu,\"target_runs\":%zu,\"target_mean\":", k->cell[1].n,
-		   k->cell[1].nruns);
-	jsonw_number(b, row->tgt.mean);
-	buf_puts(b, ",\"target_stddev_pct\":");
-	jsonw_number(b, row->tgt.stddev_pct);
-	buf_puts(b, ",\"change_pct\":");
-	jsonw_number(b, o->change_pct);
-	buf_puts(b, ",\"change_abs\":");
-	jsonw_number(b, o->change_abs);
-	buf_printf(b, ",\"absolute\":%s,\"p_value\":", o->absolute ? "true" : "false");
-	jsonw_number(b, row->welch_ok ? row->welch.p : NAN);
-	buf_puts(b, ",\"ci_lo_pct\":");
-	jsonw_number(b, row->welch_ok ? row->welch.ci_lo_pct : NAN);
-	buf_puts(b, ",\"ci_hi_pct\":");
-	jsonw_number(b, row->welch_ok ? row->welch.ci_hi_pct : NAN);
-	buf_printf(b, ",\"test_used\":\"%s\",\"lkp_changed\":%s,\"verdict\":\"%s\",\"kpi\":%s}",
-		   o->test, o->lkp_changed ? "true" : "false", verdict_name(o->verdict),
-		   lkp_is_benchmark(k->metric, k->suite) ? "true" : "false");
-}
-
-/* Decide commit against its base for every metric of the group. */
-static int decide_commit(PGconn *c, const struct group *g, const char *commit)
-{
-	const char *params[8];
-	char base_id[24], ids[64], tgt_ids[32], base_ids[32];
-	struct cmp_set set;
-	struct noise_hist *hist = NULL;
-	int *have = NULL, *keep = NULL;
-	struct verdict_out *outs = NULL;
-	double *p = NULL;
-	struct buf rows = BUF_INIT;
-	size_t nb = 0, nt = 0;
-	PGresult *r, *failed = NULL;
-	char kind[16];
-	int rc = -1, first = 1;
-
-	params[0] = commit;
-	r = db_exec(c, SQL_BASE, 1, params);
-	if (!db_ok(r)) {
-		db_log_error("finding the base", c, r);
-		PQclear(r);
-		return -1;
-	}
-	if (PQntuples(r) == 0) {
-		PQclear(r);
-		return 0; /* no known parent: the history scan covers it */
-	}
-	snprintf(base_id, sizeof(base_id), "%s", PQgetvalue(r, 0, 0));
-	snprintf(kind, sizeof(kind), "%s", PQgetvalue(r, 0, 1));
-	PQclear(r);
-
-	cmp_set_init(&set, 2);
-	snprintf(base_ids, sizeof(base_ids), "{%s}", base_id);
-	snprintf(tgt_ids, sizeof(tgt_ids), "{%s}", commit);
-	{
-		struct cmp_filter fb = {base_ids, "{}", "{}", g->suite, g->mname, NULL,
-					g->knobs, g->params};
-		struct cmp_filter ft = fb;
-		ft.commit_ids = tgt_ids;
-		if (cmp_load_side(c, &set, 0, &fb, &nb, NULL, &failed) ||
-		    cmp_load_side(c, &set, 1, &ft, &nt, NULL, &failed)) {
-			db_log_error("loading a decision's samples", c, failed);
-			PQclear(failed);
-			goto out;
-		}
-	}
-	if (!nb || !nt) {
-		rc = 0; /* the base has no runs of this group: no per-commit decision */
-		goto out;
-	}
-	cmp_set_sort(&set);
-	hist = xcalloc(set.nkeys + 1, sizeof(*hist));
-	have = xcalloc(set.nkeys + 1, sizeof(*have));
-	outs = xcalloc(set.nkeys + 1, sizeof(*outs));
-	p = xcalloc(set.nkeys + 1, sizeof(*p));
-	keep = xcalloc(set.nkeys + 1, sizeof(*keep));
-	snprintf(ids, sizeof(ids), "{%s,%s}", base_id, commit);
-	if (load_history(c, g, ids, &set, hist, have))
-		goto out;
-	for (size_t i = 0; i < set.nkeys; i++) {
-		const struct cmp_key *k = set.keys[i];
-		struct verdict_in in = {k->metric, k->suite, k->direction,
-					k->cell[0].samples, k->cell[0].n, k->cell[1].samples,
-					k->cell[1].n, k->cell[0].run_means, k->cell[0].nruns,
-					k->cell[1].run_means, k->cell[1].nruns,
-					have[i] ? &hist[i] : NULL, &vcfg};
-		p[i] = NAN;
-		keep[i] = 1;
-		if (!k->cell[0].n || !k->cell[1].n)
-			continue;
-		if (verdict_decide(&in, &outs[i]) == 0 && outs[i].passes_floor)
-			p[i] = outs[i].p;
-	}
-	/* Benjamini-Hochberg across the metrics of this commit pair */
-	verdict_fdr(p, set.nkeys, REGRESS_FDR_Q, keep);
-	buf_putc(&rows, '[');
-	for (size_t i = 0; i < set.nkeys; i++) {
-		const struct cmp_key *k = set.keys[i];
-		struct cmp_row row;
-		if (cmp_row_compute(k, 1, &row))
-			continue;
-		if (!keep[i])
-			outs[i].verdict = VERDICT_NOISE;
-		if (!first)
-			buf_putc(&rows, ',');
-		first = 0;
-		put_decision(&rows, k, &outs[i], &row);
-	}
-	buf_putc(&rows, ']');
-	params[0] = g->machine;
-	params[1] = g->test;
-	params[2] = g->variant;
-	params[3] = commit;
-	params[4] = base_id;
-	params[5] = kind;
-	params[6] = buf_str(&rows);
-	counters.decisions_made += set.nkeys;
-	if (run_sql(c, SQL_UPSERT, 7, params, "storing decisions") ||
-	    mark_recoveries(c, g, commit, &set) ||
-	    alert_enqueue(c, g->machine, g->test, g->variant, commit, alert_settle_s))
-		goto out;
-	rc = 0;
-out:
-	cmp_set_release(&set);
-	free(hist);
-	free(have);
-	free(outs);
-	free(p);
-	free(keep);
-	buf_release(&rows);
-	return rc;
-}
-
-/* Change points of every metric of the group, replacing the stored ones. */
-static int scan_history(PGconn *c, const struct group *g)
-{
-	const char *params[4] = {g->machine, g->test, g->variant, NULL};
-	struct trend_group tg;
-	struct buf cps = BUF_INIT;
-	PGresult *failed = NULL;
-	int rc = -1, first = 1;
-
-	/* a change point needs REGRESS_CP_COMMITS commits: a shorter history is not read */
-	if (trend_load(c, g->machine, g->test, g->variant, NULL, REGRESS_CP_COMMITS, NULL, 0, &tg,
-		       &failed)) {
-		db_log_error("loading history", c, failed);
-		PQclear(failed);
-		return -1;
-	}
-	buf_putc(&cps, '[');
-	for (size_t t = 0; t < tg.ntrends; t++) {
-		const struct trend *tr = &tg.trends[t];
-		const double **samples = xcalloc(tr->npoints + 1, sizeof(*samples));
-		size_t *n = xcalloc(tr->npoints + 1, sizeof(*n));
-		struct cp_point *pts = NULL;
-		size_t npts = 0;
-
-		for (size_t i = 0; i < tr->npoints; i++) {
-			samples[i] = tr->points[i].samples;
-			n[i] = tr->points[i].n;
-		}
-		if (tr->npoints >= REGRESS_CP_COMMITS &&
-		    changepoint_detect(samples, n, tr->npoints, NULL, &pts, &npts) == 0) {
-			for (size_t i = 0; i < npts; i++) {
-				size_t at = pts[i].index, prev = pts[i].prev;
-				if (at == 0 || at >= tr->npoints || prev >= at)
-					continue;
-				buf_printf(&cps, "%s{\"metric_id\":%ld,\"commit_id\":%ld,"
-					   "\"prev_commit_id\":%ld,\"shift_pct\":",
-					   first ? "" : ",", tr->metric_id,
-					   tr->points[at].commit->id, tr->points[prev].commit->id);
-				jsonw_number(&cps, pts[i].shift_pct);
-				buf_puts(&cps, ",\"ci_lo_pct\":");
-				jsonw_number(&cps, pts[i].ci_lo_pct);
-				buf_puts(&cps, ",\"ci_hi_pct\":");
-				jsonw_number(&cps, pts[i].ci_hi_pct);
-				buf_puts(&cps, ",\"p_value\":");
-				jsonw_number(&cps, pts[i].p);
-				buf_putc(&cps, '}');
-				first = 0;
-			}
-		}
-		free(pts);
-		free(samples);
-		free(n);
-	}
-	buf_putc(&cps, ']');
-	params[3] = buf_str(&cps);
-	if (!run_sql(c, SQL_CP_DELETE, 3, params, "clearing change points") &&
-	    !run_sql(c, SQL_CP_INSERT, 4, params, "storing change points"))
-		rc = 0;
-	trend_release(&tg);
-	buf_release(&cps);
-	return rc;
-}
-
-static int process(PGconn *c, struct group *g)
-{
-	const char *params[4] = {g->machine, g->test, g->variant, NULL};
-	PGresult *names = db_exec(c, SQL_GROUP, 3, params), *kids = NULL;
+	struct buf a[5] = {BUF_INIT, BUF_INIT, BUF_INIT, BUF_INIT, BUF_INIT}, g3[3] = {BUF_INIT,
+		    BUF_INIT, BUF_INIT};
+	const struct rd_pair **order = xcalloc(bt->npairs + 1, sizeof(*order));
+	const char *pu[1], *po[5], *pd[3], *pc[1];
+	PGresult *r[3] = {0};
+	size_t nd = 0;
 	int rc = -1;
 
-	if (!db_ok(names) || PQntuples(names) != 1) {
-		db_log_error("reading the key group", c, names);
-		goto out;
+	for (int k = 0; k < 5; k++)
+		buf_putc(&a[k], '{');
+	for (size_t i = 0; i < bt->npairs; i++) {
+		const struct rd_pair *p = &bt->pairs[i];
+		if (!p->decided)
+			continue;
+		order[nd++] = p;
+		buf_printf(&a[0], "%s%ld", a[0].len > 1 ? "," : "", p->g->machine);
+		buf_printf(&a[1], "%s%ld", a[1].len > 1 ? "," : "", p->g->test);
+		buf_printf(&a[2], "%s%ld", a[2].len > 1 ? "," : "", p->g->variant);
+		buf_printf(&a[3], "%s%ld", a[3].len > 1 ? "," : "", p->x);
+		buf_printf(&a[4], "%s%zu", a[4].len > 1 ? "," : "", i);
 	}
-	g->mname = PQgetvalue(names, 0, 0);
-	g->suite = PQgetvalue(names, 0, 1);
-	g->params = PQgetvalue(names, 0, 2);
-	g->knobs = PQgetvalue(names, 0, 3);
-	if (decide_commit(c, g, g->commit))
-		goto out;
-	{
-		const char *kp[4] = {g->commit, g->machine, g->test, g->variant};
-		kids = db_exec(c, SQL_CHILDREN, 4, kp);
+	for (int k = 0; k < 5; k++) {
+		buf_putc(&a[k], '}');
+		po[k] = a[k].data;
 	}
-	if (!db_ok(kids)) {
-		db_log_error("finding children", c, kids);
-		goto out;
-	}
-	for (int i = 0; i < PQntuples(kids); i++)
-		if (decide_commit(c, g, PQgetvalue(kids, i, 0)))
+	if (nd) {
+		const struct db_stmt st[2] = {{SQL_UPSERT, 1, pu, 0, NULL, NULL},
+					      {SQL_OPEN, 5, po, 0, NULL, NULL}};
+		pu[0] = buf_str(&bt->rows);
+		if (db_pipeline_send(c, 2, st)) {
+			log_error("storing decisions failed: %s", PQerrorMessage(c));
 			goto out;
-	rc = scan_history(c, g);
+		}
+		r[0] = db_pipeline_next(c);
+		r[1] = db_pipeline_next(c);
+		db_pipeline_end(c);
+		if (!db_ok(r[0]) || !db_ok(r[1])) {
+			db_log_error(db_ok(r[0]) ? "reading open regressions" : "storing decisions", c,
+				     db_ok(r[0]) ? r[1] : r[0]);
+			goto out;
+		}
+		if (mark_recoveries(c, bt, r[1]))
+			goto out;
+		qsort(order, nd, sizeof(*order), pair_by_commit);
+		for (size_t i = 0; i < nd; i++) {
+			const struct rl_group *g = order[i]->g;
+			char commit[24];
+			snprintf(commit, sizeof(commit), "%ld", order[i]->x);
+			/* confirmation runs asked for, a bisection started (confirm.h) */
+			if (confirm_after_decide(c, g->ids[0], g->ids[1], g->ids[2], commit) ||
+			    alert_pair(c, g->ids[0], g->ids[1], g->ids[2], order[i]->x))
+				goto out;
+		}
+	}
+	ids_array(&g3[0], &bt->groups[0].machine, bt->ngroups, sizeof(*bt->groups));
+	ids_array(&g3[1], &bt->groups[0].test, bt->ngroups, sizeof(*bt->groups));
+	ids_array(&g3[2], &bt->groups[0].variant, bt->ngroups, sizeof(*bt->groups));
+	for (int k = 0; k < 3; k++)
+		pd[k] = g3[k].data;
+	pc[0] = buf_str(&bt->cps);
+	{
+		const struct db_stmt st[3] = {{SQL_CP_DELETE, 3, pd, 0, NULL, NULL},
+					      {SQL_CP_INSERT, 1, pc, 0, NULL, NULL},
+					      {"COMMIT", 0, NULL, 0, NULL, NULL}};
+		PGresult *x = db_exec_batch(c, 3, st, 2);
+		if (!db_ok(x)) {
+			db_log_error("storing change points", c, x);
+			PQclear(x);
+			goto out;
+		}
+		PQclear(x);
+	}
+	rc = 0;
 out:
-	PQclear(names);
-	PQclear(kids);
+	for (int i = 0; i < 3; i++)
+		PQclear(r[i]);
+	free(order);
+	arrays_release(a, 5);
+	arrays_release(g3, 3);
 	return rc;
+}
+
+/*
+ * After COMMIT (or ROLLBACK): the decided entries leave the queue unless a
+ * run bumped their version meanwhile (then they are decided again once
+ * their runs settle); entries of groups another worker held keep their
+ * place. ok 0: nothing was decided, everything goes back.
+ */
+static void batch_finish(PGconn *c, struct batch *bt, int ok)
+{
+	struct buf d[6] = {BUF_INIT, BUF_INIT, BUF_INIT, BUF_INIT, BUF_INIT, BUF_INIT};
+	struct buf u[6] = {BUF_INIT, BUF_INIT, BUF_INIT, BUF_INIT, BUF_INIT, BUF_INIT};
+	const char *pd[5], *pr[5], *pu[5];
+	PGresult *x;
+
+	entry_arrays(bt, ok ? 1 : -1, d);
+	entry_arrays(bt, 0, u);
+	for (int k = 0; k < 4; k++) {
+		pd[k] = pr[k] = d[k].data;
+		pu[k] = u[k].data;
+	}
+	pd[4] = d[4].data;
+	pr[4] = "true";
+	pu[4] = "false";
+	{
+		const struct db_stmt st[3] = {{SQL_DONE, 5, pd, 0, NULL, NULL},
+					      {SQL_RELEASE, 5, pr, 0, NULL, NULL},
+					      {SQL_RELEASE, 5, pu, 0, NULL, NULL}};
+		/* nothing decided: all back, on a connection reopened if it broke
+		 * (db_exec retries once outside a transaction) */
+		x = ok ? db_exec_batch(c, 3, st, 2) : db_exec(c, SQL_RELEASE, 5, pr);
+	}
+	if (!db_ok(x))
+		db_log_error("giving back queue entries", c, x);
+	PQclear(x);
+	arrays_release(d, 6);
+	arrays_release(u, 6);
+}
+
+/*
+ * Claim a batch (SQL_CLAIM) in a transaction of its own, one claim at a time
+ * (an advisory lock, across kperfd processes too): two claims at once would
+ * pick the same first groups and could split one between them. NULL on an
+ * error (logged).
+ */
+static PGresult *claim(PGconn *c)
+{
+	const struct db_stmt st[4] = {
+		{"BEGIN", 0, NULL, 0, NULL, NULL},
+		{"SELECT pg_advisory_xact_lock(hashtext('kperf.claim'))", 0, NULL, 0, NULL, NULL},
+		{SQL_CLAIM, 0, NULL, 0, NULL, NULL},
+		{"COMMIT", 0, NULL, 0, NULL, NULL}};
+	PGresult *r[4] = {0}, *out = NULL;
+
+	if (db_pipeline_send(c, 4, st)) {
+		log_error("claiming queued decisions failed: %s", PQerrorMessage(c));
+		return NULL;
+	}
+	for (int i = 0; i < 4; i++)
+		r[i] = db_pipeline_next(c);
+	db_pipeline_end(c);
+	for (int i = 0; i < 4; i++) {
+		if (!out && !db_ok(r[i])) {
+			db_log_error("claiming queued decisions", c, r[i]);
+			out = r[i]; /* the first failure: nothing claimed */
+		}
+	}
+	if (!out)
+		out = r[2];
+	for (int i = 0; i < 4; i++)
+		if (r[i] != out)
+			PQclear(r[i]);
+	if (!db_ok(out)) {
+		PQclear(out);
+		if (PQtransactionStatus(c) != PQTRANS_IDLE)
+			PQclear(PQexec(c, "ROLLBACK"));
+		return NULL;
+	}
+	return out;
 }
 
 int regress_step(PGconn *c)
 {
-	PGresult *r = db_exec(c, SQL_CLAIM, 0, NULL);
-	const char *params[5];
-	struct group g;
+	const struct batch zero = {0};
+	struct batch bt = zero;
+	PGresult *r = claim(c);
+	size_t held = 0;
 	int rc;
 
-	if (!db_ok(r)) {
-		db_log_error("claiming queued decisions", c, r);
-		PQclear(r);
+	if (!r)
 		return -1;
-	}
-	if (PQntuples(r) == 0) {
-		PQclear(r);
+	read_entries(&bt, r);
+	PQclear(r);
+	if (!bt.ne) {
+		batch_release(&bt);
 		return 0;
 	}
-	memset(&g, 0, sizeof(g));
-	g.commit = PQgetvalue(r, 0, 0);
-	g.machine = PQgetvalue(r, 0, 1);
-	g.test = PQgetvalue(r, 0, 2);
-	g.variant = PQgetvalue(r, 0, 3);
-	for (int i = 0; i < 5; i++)
-		params[i] = PQgetvalue(r, 0, i);
-
-	rc = run_sql(c, "BEGIN", 0, NULL, "begin");
-	if (!rc && !(rc = process(c, &g)))
-		rc = run_sql(c, "COMMIT", 0, NULL, "commit");
-	if (rc) {
-		if (PQstatus(c) == CONNECTION_OK)
-			PQclear(PQexec(c, "ROLLBACK"));
-		run_sql(c, SQL_RELEASE, 4, params, "releasing a queue entry");
-		PQclear(r);
+	rc = batch_begin(c, &bt);
+	if (!rc && !(rc = batch_decide(c, &bt)))
+		rc = batch_write(c, &bt);
+	if (rc && PQstatus(c) == CONNECTION_OK && PQtransactionStatus(c) != PQTRANS_IDLE)
+		PQclear(PQexec(c, "ROLLBACK"));
+	batch_finish(c, &bt, !rc);
+	for (size_t i = 0; i < bt.ne; i++)
+		held += bt.e[i].held;
+	batch_release(&bt);
+	if (rc)
 		return -1;
-	}
-	/* a run that arrived meanwhile bumped the version: decide again later */
-	{
-		PGresult *d = db_exec(c, SQL_DONE, 5, params);
-		if (db_ok(d) && !strcmp(PQcmdTuples(d), "0"))
-			run_sql(c, SQL_RELEASE, 4, params, "releasing a queue entry");
-		PQclear(d);
-	}
-	PQclear(r);
-	return 1;
+	return (int)held;
+}
+
+/* ---- the workers ---- */
+
+/* Confirmations past their time, and bisections to advance (at most once a
+ * second: each reads its chain's samples). */
+static void lab_step(PGconn *c)
+{
+	static _Thread_local int64_t last;
+	int64_t now = now_us();
+
+	if (now - last < 1000000)
+		return;
+	last = now;
+	if (confirm_sweep(c) < 0 || bisect_step(c) < 0)
+		log_error("the lab loop's pass failed; trying again in a second");
 }
 
 static void *worker_main(void *arg)
 {
+	int helper = (int)(intptr_t)arg;
 	int64_t partitions_at = now_us();
 
-	(void)arg;
 	while (!atomic_load(&worker_stop)) {
-		PGconn *c = db_get();
-		int rc = c ? regress_step(c) : -1;
-		if (c && now_us() - partitions_at > 3600 * INT64_C(1000000)) {
+		PGconn *c;
+		int rc;
+
+		if (helper) { /* wait until the queue is long */
+			pthread_mutex_lock(&help_lock);
+			while (!help_wanted && !atomic_load(&worker_stop))
+				pthread_cond_wait(&help_cond, &help_lock);
+			pthread_mutex_unlock(&help_lock);
+			if (atomic_load(&worker_stop))
+				break;
+		}
+		c = db_get();
+		rc = c ? regress_step(c) : -1;
+		if (!helper && c && rc == 0) /* the queue is empty: the lab loop's turn */
+			lab_step(c);
+		if (!helper && c && now_us() - partitions_at > 3600 * INT64_C(1000000)) {
 			partitions_at = now_us();
 			migrate_partitions(c);
 		}
-		if (rc <= 0)
-			usleep(rc < 0 ? 5 * REGRESS_POLL_US : REGRESS_POLL_US);
+		if (!helper && rc >= REGRESS_HELP_ENTRIES && nthreads > 1) {
+			pthread_mutex_lock(&help_lock);
+			help_wanted = 1;
+			pthread_cond_broadcast(&help_cond);
+			pthread_mutex_unlock(&help_lock);
+		}
+		if (rc > 0)
+			continue;
+		if (helper) { /* the queue is short again: back to waiting, its
+			       * connection back to the pool */
+			pthread_mutex_lock(&help_lock);
+			help_wanted = 0;
+			pthread_mutex_unlock(&help_lock);
+			db_release();
+		}
+		usleep(rc < 0 ? 5 * REGRESS_POLL_US : REGRESS_POLL_US);
 	}
 	db_release();
 	return NULL;
@@ -597,18 +906,31 @@ int regress_start(double settle_s)
 {
 	alert_settle_s = settle_s;
 	atomic_store(&worker_stop, 0);
-	if (pthread_create(&worker_thread, NULL, worker_main, NULL))
-		return -1;
-	worker_running = 1;
-	return 0;
+	help_wanted = 0;
+	for (nthreads = 0; nthreads < REGRESS_WORKERS; nthreads++)
+		if (pthread_create(&threads[nthreads], NULL, worker_main,
+				   (void *)(intptr_t)(nthreads > 0)))
+			break;
+	if (nthreads)
+		return 0;
+	return -1;
 }
 
 void regress_stop(void)
 {
-	if (!worker_running)
+	if (!nthreads)
 		return;
 	atomic_store(&worker_stop, 1);
-	pthread_join(worker_thread, NULL);
-	worker_running = 0;
+	pthread_mutex_lock(&help_lock);
+	pthread_cond_broadcast(&help_cond);
+	pthread_mutex_unlock(&help_lock);
+	for (int i = 0; i < nthreads; i++)
+		pthread_join(threads[i], NULL);
+	nthreads = 0;
 	verdict_config_release(&vcfg);
+}
+
+unsigned long regress_passes(void)
+{
+	return atomic_load(&passes);
 }

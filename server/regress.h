@@ -1,9 +1,10 @@
 /*
- * regress.h - per-commit regression decisions, made by a worker thread from
- * the queue that ingest fills: each key group (commit, machine, test,
+ * regress.h - per-commit regression decisions, made by worker threads from
+ * the queue that ingest fills: each queued key group (commit, machine, test,
  * variant) is compared with its parent or its series base, its children are
  * redone, regressions undone by a later commit get recovered_by, and the
- * group's change points are recomputed.
+ * group's change points are recomputed. Many groups are decided per
+ * transaction; entries queued by small posts go before a bulk import's.
  */
 #ifndef KPERF_REGRESS_H
 #define KPERF_REGRESS_H
@@ -11,23 +12,35 @@
 #include <libpq-fe.h>
 
 /*
+ * Decision worker threads: the first polls the queue; the others join it
+ * while the queue is long. Each holds a pooled connection while it works
+ * (size the pool for them).
+ */
+#define REGRESS_WORKERS 2
+
+/*
  * Set the floors from a KPERF_FLOORS spec (see verdict_config_parse). Call
  * before regress_start. Returns 0, or -1 with a reason in err.
  */
 int regress_configure(const char *floors, char *err, size_t errlen);
 
-/* Start the worker thread (it polls the queue every 200 ms); decisions that
+/* Start the workers (the first polls the queue every 200 ms); decisions that
  * match subscriptions queue mail due settle_s seconds later. 0 or -1. */
 int regress_start(double settle_s);
 
-/* Stop the worker and wait for it. */
+/* Stop the workers and wait for them. */
 void regress_stop(void);
 
 /*
- * Process one queued key group on connection c. Returns 1 when one was
- * processed, 0 when the queue had nothing ready, -1 on a database error
- * (logged; the entry is released for another try).
+ * Claim a batch of ready queue entries and decide them on connection c, in
+ * one transaction. Returns how many entries were decided (> 0), 0 when none
+ * were ready (or their groups were being decided elsewhere), -1 on a
+ * database error (logged; the entries go back to the queue).
  */
 int regress_step(PGconn *c);
+
+/* How many times this process decided a key group at one commit (every
+ * metric of it), for /metrics. */
+unsigned long regress_passes(void);
 
 #endif

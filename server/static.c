@@ -217,6 +217,7 @@ void static_page(struct request *rq, struct reply *rp)
 		{"/lru-lock", "lru-lock.html"},	  {"/mglru", "mglru.html"},
 		{"/series/", "series.html"},	  {"/runs/", "run.html"},
 		{"/regressions/", "regression.html"}, {"/subscriptions", "subscriptions.html"},
+		{"/jobs", "jobs.html"},
 	};
 	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]); i++) {
 		size_t n = strlen(pages[i][0]);

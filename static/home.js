@@ -1,7 +1,8 @@
 // home.js - the home page (/?focus=&machine=&suite=&series=&state=&q=): the
-// latest decisions (regressions first, then improvements) with their filters,
-// a search for a sha, release or series, the machines, the patch series and
-// the latest runs.
+// latest decisions (regressions first, then improvements) with their filters
+// and how many key groups are still waiting to be decided (refreshed while
+// any are), a search for a sha, release or series, the machines, the patch
+// series and the latest runs.
 import {
   $, el, put, api, qs, params, setState, onState, ticket, status, showError, table, link, fmtPct, fmtSigned, fmtCI,
   fmtDate, kernelName, shortSha, pairs, machineTag, verdictTag, EMPTY_RUNS,
@@ -64,6 +65,39 @@ function decisionsTable(items) {
   ], items, { rowClass: (d) => `r-${d.verdict}` });
 }
 
+// The decision queue under the filters: "still deciding N key groups" while
+// the workers are on an import (polled every 2 s), nothing once it is empty;
+// when it empties the decisions are drawn again, now complete.
+const PENDING_POLL_MS = 2000;
+let pendingTimer = null;
+
+const plural = (n, one, many) => `${n.toLocaleString('en')} ${n === 1 ? one : many}`;
+
+function drawPending(d, st, stale) {
+  const box = $('#pending');
+  clearTimeout(pendingTimer);
+  pendingTimer = null;
+  const groups = d.pending_groups || 0;
+  if (!groups) { put(box); return; }
+  const filtered = FILTERS.some((k) => st[k]);
+  put(box, el('p', { class: 'status info pending', role: 'status' },
+    `Still deciding: ${plural(groups, 'key group', 'key groups')} (machine, test, variant) `
+    + `${groups === 1 ? 'has' : 'have'} runs waiting to be judged${filtered ? ' under these filters' : ''}, `
+    + `${plural(d.pending_decisions || 0, 'commit decision', 'commit decisions')} in all; the lists below grow as they are made.`));
+  pendingTimer = setTimeout(async () => {
+    if (stale()) return;
+    try {
+      const filters = Object.fromEntries(FILTERS.map((k) => [k, st[k]]));
+      const now = await api(`/api/v1/regressions${qs({ ...filters, limit: 1 })}`);
+      if (stale()) return;
+      if (now.pending_groups) drawPending(now, st, stale);
+      else drawDecisions(st, stale);
+    } catch (e) {
+      showError(box, e, 'checking the decision queue');
+    }
+  }, PENDING_POLL_MS);
+}
+
 async function drawDecisions(st, stale) {
   const box = $('#decisions');
   status(box, 'loading', 'loading decisions…');
@@ -73,13 +107,15 @@ async function drawDecisions(st, stale) {
     const [reg, imp] = await Promise.all(['regression', 'improvement'].map((v, i) =>
       api(`/api/v1/regressions${qs({ ...filters, verdict: v, limit: limits[i] })}`)));
     if (stale()) return;
+    drawPending(reg, st, stale);
     const more = () => link(`/${qs({ ...st, all: '1' })}`, 'show all');
     const part = (title, d, verdict) => el('div', {},
       el('h3', {}, verdictTag(verdict), ` ${title}: ${d.total}`, d.total > d.items.length ? [` (newest ${d.items.length}) · `, more()] : ''),
       d.items.length ? decisionsTable(d.items) : el('p', { class: 'muted' }, `no ${title.toLowerCase()} with these filters`));
     if (!reg.total && !imp.total) {
       const any = FILTERS.some((k) => st[k]);
-      status(box, 'empty', any ? 'No regressions or improvements match these filters.'
+      if (reg.pending_groups) status(box, 'empty', 'No regressions or improvements so far: the key groups above are still being judged.');
+      else status(box, 'empty', any ? 'No regressions or improvements match these filters.'
         : 'No decisions yet: kperf decides each commit against its parent (or a series patch against the series base) about a second after both have runs.');
       return;
     }

@@ -29,15 +29,29 @@ async function answer(res, path) {
   return body;
 }
 
+// Read-your-writes with hot standbys: a write's answer carries the WAL
+// position it committed at (X-Kperf-LSN); this tab sends the last one back on
+// its reads, and kperfd waits for a standby to have replayed it (or reads the
+// primary). Nothing is sent when kperfd has no standby (no header came).
+const LSN_KEY = 'kperf.lsn';
+export function rememberWrite(res) {
+  const lsn = res.headers.get('X-Kperf-LSN');
+  if (lsn) sessionStorage.setItem(LSN_KEY, lsn);
+}
+export function readHeaders(extra = {}) {
+  const lsn = sessionStorage.getItem(LSN_KEY);
+  return lsn ? { ...extra, 'X-Kperf-LSN': lsn } : extra;
+}
+
 // GET a JSON document; throws ApiError with the API's {error, field, message}.
 export async function api(path) {
-  const res = await fetch(path, { headers: { Accept: 'application/json' } });
+  const res = await fetch(path, { headers: readHeaders({ Accept: 'application/json' }) });
   return answer(res, path);
 }
 
 // GET a text rendering (format=lkp, mmtests).
 export async function apiText(path) {
-  const res = await fetch(path);
+  const res = await fetch(path, { headers: readHeaders() });
   if (!res.ok) return answer(res, path);
   return res.text();
 }
@@ -48,6 +62,7 @@ export async function apiPost(path, body, token) {
     headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
     body: JSON.stringify(body),
   });
+  rememberWrite(res);
   return answer(res, path);
 }
 

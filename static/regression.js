@@ -6,7 +6,7 @@ import {
   $, el, put, api, apiPost, qs, status, showError, errorText, link, units, fmtNum, fmtPct, fmtSigned, fmtCI,
   fmtP, fmtDate, kernelName, shortSha, pairs, machineTag, verdictTag,
 } from './kperf.js';
-import { chartBox, stripChart } from './charts.js';
+import { chartBox, stripChart, makeChart, color } from './charts.js';
 
 const view = $('#view');
 const id = decodeURIComponent(location.pathname.replace(/^\/regressions\//, ''));
@@ -22,8 +22,55 @@ function numbers(d, unit) {
   return el('div', { class: 'table-wrap' }, el('table', {},
     el('thead', {}, el('tr', {}, ['side', 'kernel', 'runs', 'samples', 'mean', '±%'].map((h, i) => el('th', { class: i > 1 ? 'num' : null, scope: 'col' }, h)))),
     el('tbody', {},
-      el('tr', {}, el('td', {}, d.base_kind === 'series_base' ? 'series base' : 'parent'), el('td', { class: 'mono' }, kernelName(d.base_commit)), side(d.base)),
+      el('tr', {}, el('td', {}, baseName(d)), el('td', { class: 'mono' }, kernelName(d.base_commit)), side(d.base)),
       el('tr', {}, el('td', {}, 'commit'), el('td', { class: 'mono' }, kernelName(d.commit, d.release)), side(d.target)))));
+}
+
+const baseName = (d) => ({ series_base: 'series base', ancestor: 'nearest tested ancestor' }[d.base_kind] || 'parent');
+
+const CONFIRMATION = {
+  waiting: 'waiting for the labs\' runs of both commits (its mail waits)',
+  confirmed: 'confirmed with more runs',
+  refuted: 'refuted: noise with more runs (not mailed)',
+  unconfirmed: 'unconfirmed: mailed without the runs it asked for',
+};
+
+// The bisection this decision belongs to: its steps, and the metric's change
+// against the good end over the bisected commits (good and bad ends marked).
+async function bisection(d, node) {
+  let b;
+  try {
+    b = await api(`/api/v1/bisections/${d.bisection}`);
+  } catch (e) {
+    showError(node, e, 'loading the bisection');
+    return;
+  }
+  const box = chartBox(`${b.metric}: change against the good commit at each bisected commit`, 'short');
+  const steps = [...b.steps].sort((x, y) => x.commit.localeCompare(y.commit));
+  put(node,
+    el('p', {}, `${b.state === 'found' ? 'Found' : b.state === 'running' ? 'Running' : 'Inconclusive'}: `,
+      el('span', { class: 'mono' }, shortSha(b.good)), ' (good) .. ', el('span', { class: 'mono' }, shortSha(b.bad)),
+      ` (bad), ${b.commits} commits on ${b.machine}`,
+      b.first_bad ? [', first bad commit ', el('span', { class: 'mono' }, shortSha(b.first_bad)), ` ${b.first_bad_subject || ''}`] : '',
+      b.reason ? ` — ${b.reason}` : ''),
+    box.wrap,
+    el('div', { class: 'table-wrap' }, el('table', {},
+      el('thead', {}, el('tr', {}, ['step', 'commit', 'runs', 'change vs good', 'vs good', 'vs bad', 'judged'].map((h) => el('th', { scope: 'col' }, h)))),
+      el('tbody', {}, b.steps.map((st, i) => el('tr', {},
+        el('td', { class: 'num' }, String(i + 1)),
+        el('td', { class: 'mono' }, shortSha(st.commit), ' ', el('span', { class: 'muted' }, st.subject || '')),
+        el('td', { class: 'num' }, String(st.runs)),
+        el('td', { class: 'num' }, fmtPct(st.change_pct_vs_good)),
+        el('td', {}, verdictTag(st.verdict_vs_good)), el('td', {}, verdictTag(st.verdict_vs_bad)),
+        el('td', {}, el('span', { class: `state-${st.class}` }, st.class))))))));
+  const points = [{ label: `${shortSha(b.good)} good`, y: 0, c: 2 }, ...steps.map((st) => ({ label: shortSha(st.commit), y: st.change_pct_vs_good, c: st.class === 'bad' ? 5 : st.class === 'good' ? 2 : 1 })),
+    { label: `${shortSha(b.bad)} bad`, y: d.change_pct, c: 5 }];
+  makeChart(box.canvas, {
+    type: 'line',
+    data: { labels: points.map((p) => p.label), datasets: [{ label: `${b.metric}, % against the good commit`, data: points.map((p) => p.y),
+      borderColor: color(0), pointBackgroundColor: points.map((p) => color(p.c)), pointRadius: 5 }] },
+    options: { scales: { y: { title: { display: true, text: '% change' } } } },
+  });
 }
 
 function triage(d, onDone) {
@@ -68,7 +115,7 @@ async function render(d, message) {
     el('p', { class: 'lead' }, el('span', { class: 'mono' }, kernelName(d.commit, d.release)), ' ', d.subject || '',
       d.series ? [' (', link(`/series/${encodeURIComponent(d.series)}`, d.series), ')'] : null),
     el('p', {}, machineTag(d.machine), ` · ${d.suite} ${pairs(d.params)}`, Object.keys(d.variant || {}).length ? ` · ${pairs(d.variant)}` : '',
-      ' · ', link(`/compare${qs({ base: d.base_commit, target: d.commit, ...filters })}`, `compare with ${d.base_kind === 'series_base' ? 'the series base' : 'the parent'}`),
+      ' · ', link(`/compare${qs({ base: d.base_commit, target: d.commit, ...filters })}`, `compare with the ${baseName(d)}`),
       ' · ', link(`/trend${qs({ ...filters, metric: d.metric })}`, 'trend')),
     el('div', { class: 'grid' },
       el('section', { class: 'card' }, el('h2', {}, 'Samples'), box.wrap,
@@ -82,7 +129,10 @@ async function render(d, message) {
         ['direction', d.direction || 'none'],
         ['KPI', d.kpi ? 'yes (the benchmark\'s own metric)' : 'no (a monitor)'],
         d.recovered_by ? ['recovered by', el('span', { class: 'mono' }, shortSha(d.recovered_by))] : null,
+        d.confirmation ? ['confirmation', CONFIRMATION[d.confirmation] || d.confirmation] : null,
+        d.bisected_to ? ['bisected to', el('span', { class: 'mono' }, shortSha(d.bisected_to))] : null,
       ]))),
+    d.bisection ? el('section', {}, el('h2', {}, 'Bisection'), el('div', { id: 'bisection' }, status(el('div'), 'loading', 'Loading the bisection…'))) : null,
     el('section', {}, el('h2', {}, 'Triage'), triage(d, (next, msg) => render(next, msg))),
     el('section', {}, el('h2', {}, 'History'), kv([
       ['created', fmtDate(d.created_at)],
@@ -97,6 +147,7 @@ async function render(d, message) {
     el('section', {}, el('h2', {}, 'Runs'), el('div', { class: 'sides' },
       el('div', { class: 'side base' }, el('h3', {}, 'base'), el('ul', { class: 'plain' }, (d.base_runs || []).map((r) => el('li', {}, link(`/runs/${encodeURIComponent(r)}`, r))))),
       el('div', { class: 'side target' }, el('h3', {}, 'commit'), el('ul', { class: 'plain' }, (d.target_runs || []).map((r) => el('li', {}, link(`/runs/${encodeURIComponent(r)}`, r))))))));
+  if (d.bisection) bisection(d, $('#bisection'));
   stripChart(box, [
     { label: `base ${kernelName(d.base_commit).slice(0, 12)}`, values: d.base_samples || [] },
     { label: `commit ${kernelName(d.commit, d.release).slice(0, 12)}`, values: d.target_samples || [] },

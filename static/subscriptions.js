@@ -2,14 +2,17 @@
 // list, delete with the admin token), and the outbox with failures. Text from
 // the database enters the page through el()/textContent only.
 import {
-  api, apiPost, el, put, clear, $, table, status, showError, fmtDate, shortSha,
+  api, apiPost, el, put, clear, $, table, status, showError, fmtDate, shortSha, readHeaders,
+  rememberWrite,
 } from './kperf.js';
 
 const TOKEN_KEY = 'kperf.adminToken';
 const token = () => sessionStorage.getItem(TOKEN_KEY) || '';
 
 async function authed(path, method = 'GET') {
-  const res = await fetch(path, { method, headers: { Authorization: `Bearer ${token()}`, Accept: 'application/json' } });
+  const headers = { Authorization: `Bearer ${token()}`, Accept: 'application/json' };
+  const res = await fetch(path, { method, headers: method === 'GET' ? readHeaders(headers) : headers });
+  if (method !== 'GET') rememberWrite(res);
   const body = await res.json().catch(() => null);
   if (!res.ok) {
     const e = new Error((body && body.message) || `HTTP ${res.status}`);

@@ -15,9 +15,17 @@
 #            libmicrohttpd responder (minimal.c) with the same load (load.c).
 #   memory:  peak RSS, RSS over 100,000 requests, and 16 clients posting
 #            4 MiB bodies.
+#   decisions: a burst of single-metric runs (600 key groups x 9 commits, 3-5
+#            runs each) posted as a bulk import: the time from its last POST
+#            to its last decision against its ingest time, and POST to stored
+#            decision of fresh commits posted alone meanwhile (burst.c).
+# BUILD names the build directory (make passes its own); BENCH_ONLY=decisions
+# runs the decisions part alone (about a minute).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-make -s build/kperfd build/bench/ingest build/bench/load build/bench/minimal >/dev/null
+build=${BUILD:-build}
+make -s BUILD="$build" "$build/kperfd" "$build/bench/ingest" "$build/bench/load" \
+	"$build/bench/minimal" "$build/bench/burst" >/dev/null
 
 tmp=$(mktemp -d /tmp/kperf-bench.XXXXXX)
 chmod 755 "$tmp"
@@ -33,15 +41,21 @@ KPERF_PG_OPTIONS="-c fsync=off -c synchronous_commit=off -c max_wal_size=4GB -c 
 scripts/pg.sh createdb "$tmp/pg" "$pgport" bench
 export KPERF_DATABASE_URL="host=$tmp/pg/sock port=$pgport user=kperf dbname=bench"
 export KPERF_BOOTSTRAP_TOKEN=bench_collector_token_01
-KPERF_CONFIG=/dev/null build/kperfd --port 0 --port-file "$tmp/port" 2>"$tmp/kperfd.log" &
+KPERF_CONFIG=/dev/null "$build/kperfd" --port 0 --port-file "$tmp/port" 2>"$tmp/kperfd.log" &
 kpid=$!
 for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.1; done
 port=$(cat "$tmp/port")
 url=http://127.0.0.1:$port
 cores=$(nproc)
 
-metrics=${BENCH_METRICS:-5000}
 echo "kperf bench on $cores cores ($(date -u +%Y-%m-%dT%H:%MZ))"
+# ---- decisions first, on a fresh database, as a new lab's first import
+# (BENCH_BURST="GROUPS COMMITS" scales it)
+"$build/bench/burst" "$url" "$KPERF_BOOTSTRAP_TOKEN" "$KPERF_DATABASE_URL" ${BENCH_BURST:-600 9}
+[ "${BENCH_ONLY:-}" = decisions ] && exit 0
+echo
+
+metrics=${BENCH_METRICS:-5000}
 echo "compare data: 2 kernels x 3 runs x $metrics metrics x 5 iterations"
 for k in 0 1; do
 	sha=$(printf 'dddddddddddddddddddddddddddddddddddddd%02d' "$k")
@@ -94,7 +108,7 @@ printf '%-44s %10s %12.2f\n' "GET /api/v1/compare&format=lkp ($shown rows)" "$t_
 
 hwm_compare=$(awk '/VmHWM/ { print $2 }' /proc/$kpid/status)
 echo
-build/bench/ingest "$url" "$KPERF_BOOTSTRAP_TOKEN" "$KPERF_DATABASE_URL" "${BENCH_INGEST_RUNS:-3000}"
+"$build/bench/ingest" "$url" "$KPERF_BOOTSTRAP_TOKEN" "$KPERF_DATABASE_URL" "${BENCH_INGEST_RUNS:-3000}"
 hwm_ingest=$(awk '/VmHWM/ { print $2 }' /proc/$kpid/status)
 
 # ---- scale: the same ingest and trend at ~3 M and at 50 M stored samples
@@ -107,7 +121,7 @@ samples() {
 	psql_q -At -c "ANALYZE sample" -c "SELECT sum(c.reltuples)::bigint FROM pg_inherits i
 		JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'sample'::regclass"
 }
-load() { build/bench/load "$@"; }
+load() { "$build/bench/load" "$@"; }
 # p50 and p99 (ms) of n GETs of a path by 1 client: "p50 p99"
 lat() { load -n "${2:-200}" "$url$1" | awk '{ print $3, $4 }'; }
 # the same with "{i}" in the path made different in every request (load -k),
@@ -116,7 +130,7 @@ lat_cold() { load -n "${2:-200}" -k "${2:-200}" "$url$1" | awk '{ print $3, $4 }
 trend_s="/api/v1/trend?machine=scale-0&suite=will-it-scale&params=nr_task=1&metric=wis.m000"
 scale_row() { # label
 	local ingest trend
-	ingest=$(BENCH_TAG="$1" build/bench/ingest "$url" "$KPERF_BOOTSTRAP_TOKEN" "$KPERF_DATABASE_URL" 800 4 |
+	ingest=$(BENCH_TAG="$1" "$build/bench/ingest" "$url" "$KPERF_BOOTSTRAP_TOKEN" "$KPERF_DATABASE_URL" 800 4 |
 		awk '/4 clients/ { print $(NF - 2) }')
 	psql_q -c CHECKPOINT >/dev/null # the ingest's pages written out first, at both sizes
 	trend=$(lat_cold "$trend_s&_={i}" 200)
@@ -185,7 +199,7 @@ printf '%-60s %8s %8s\n' "GET /api/v1/regressions?machine=read-2&verdict=regress
 	$(lat "/api/v1/regressions?machine=read-2&verdict=regression&limit=50" 500)
 
 asset=static/kperf.js
-build/bench/minimal "$asset" "$tmp/mport" &
+"$build/bench/minimal" "$asset" "$tmp/mport" &
 mpid=$!
 for _ in $(seq 50); do [ -s "$tmp/mport" ] && break; sleep 0.1; done
 murl="http://127.0.0.1:$(cat "$tmp/mport")/"

@@ -357,6 +357,32 @@ export function makeChecks(env) {
     }
   });
 
+  check('home says how many key groups are still being decided, and draws its lists again once none are', async () => {
+    const page = await newPage(browser);
+    let groups = 600;
+    try {
+      // the real answers, with the pending counts of an import being judged
+      await page.route(/\/api\/v1\/regressions(\?|$)/, async (route) => {
+        const res = await route.fetch();
+        const body = { ...(await res.json()), pending_groups: groups, pending_decisions: groups * 9 };
+        await route.fulfill({ response: res, contentType: 'application/json', body: JSON.stringify(body) });
+      });
+      await open(page, `${url}/`);
+      const note = await page.locator('#pending').innerText();
+      assert(note.includes('Still deciding: 600 key groups') && note.includes('5,400 commit decisions'),
+        `the pending note: "${note}"`);
+      await shot(page, 'home-pending');
+      groups = 0; // the queue empties: the note goes, the decisions are drawn again
+      await page.waitForFunction(() => !document.querySelector('#pending').textContent.trim(), null, { timeout: 15000 });
+      await settle(page);
+      const text = await page.locator('#decisions').innerText();
+      assert(text.includes('Regressions'), `no decisions after the queue emptied: ${text.slice(0, 300)}`);
+      noProblems(page, 'pending note');
+    } finally {
+      await page.closeAll();
+    }
+  });
+
   check('pages work under a Content-Security-Policy header without unsafe-inline', async () => {
     const page = await newPage(browser);
     try {

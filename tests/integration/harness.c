@@ -409,6 +409,8 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
 		snprintf(r->etag, sizeof(r->etag), "%.*s", (int)(n - 6 - 2), data + 6);
 	if (n > 18 && !strncasecmp(data, "Content-Encoding: ", 18))
 		snprintf(r->encoding, sizeof(r->encoding), "%.*s", (int)(n - 18 - 2), data + 18);
+	if (n > 13 && !strncasecmp(data, "X-Kperf-LSN: ", 13))
+		snprintf(r->lsn, sizeof(r->lsn), "%.*s", (int)(n - 13 - 2), data + 13);
 	if (n > 24 && !strncasecmp(data, "Content-Security-Policy:", 24))
 		r->has_csp = 1;
 	if (n > 14 && !strncasecmp(data, "Content-Type: ", 14))

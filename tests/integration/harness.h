@@ -32,6 +32,7 @@ struct resp {
 	char content_type[128];
 	char etag[64];
 	char encoding[32];
+	char lsn[40]; /* X-Kperf-LSN: a write's WAL position, with standbys */
 	int has_csp;
 };
 
