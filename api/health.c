@@ -4,6 +4,7 @@
  * decision queue).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../server/counters.h"
@@ -14,25 +15,82 @@
 #include "../server/route.h"
 #include "api.h"
 
+/*
+ * The standby's replay: 0 and *lag_s (seconds since the last transaction it
+ * replayed, 0 when it has replayed all it received), *behind (bytes of the
+ * primary's WAL not replayed yet, -1 when the primary is away); -1 when no
+ * standby answers. Leaves the thread reading the primary.
+ */
+static int standby_lag(double *lag_s, double *behind)
+{
+	PGconn *c;
+	PGresult *r;
+	int rc = -1;
+
+	*behind = -1;
+	db_reading(1, NULL);
+	c = db_get();
+	if (c && db_reading_now()) {
+		r = db_exec(c,
+			    "SELECT CASE WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0"
+			    " ELSE coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()),"
+			    " 0) END, pg_last_wal_replay_lsn()::text FROM (SELECT pg_is_in_recovery()) x",
+			    0, NULL);
+		if (db_ok(r) && PQntuples(r) == 1 && !PQgetisnull(r, 0, 1)) {
+			const char *p[1] = {PQgetvalue(r, 0, 1)};
+			PGconn *pc;
+			PGresult *d;
+			*lag_s = strtod(PQgetvalue(r, 0, 0), NULL);
+			rc = 0;
+			db_reading(0, NULL);
+			pc = db_get();
+			d = pc ? db_exec(pc, "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)",
+					 1, p)
+			       : NULL;
+			if (d && db_ok(d))
+				*behind = strtod(PQgetvalue(d, 0, 0), NULL);
+			PQclear(d);
+		}
+		PQclear(r);
+	}
+	db_reading(0, NULL);
+	return rc;
+}
+
 void api_healthz(struct request *rq, struct reply *rp)
 {
-	PGconn *c = db_get();
+	PGconn *c;
 	PGresult *r;
+	struct buf *b = &rp->body;
+	double lag = 0, behind = -1;
+	int standby = db_has_standby() ? standby_lag(&lag, &behind) : 1, up;
 
 	(void)rq;
-	if (!c) {
+	db_reading(0, NULL); /* the primary's health */
+	c = db_get();
+	r = c ? db_exec(c, "SELECT 1", 0, NULL) : NULL;
+	up = r && db_ok(r);
+	PQclear(r);
+	if (!up && standby != 0) { /* nothing answers: 503 with Retry-After */
 		reply_unavailable(rp);
 		return;
 	}
-	r = db_exec(c, "SELECT 1", 0, NULL);
-	if (db_ok(r))
-		reply_json(rp, 200, mailer_configured()
-					    ? "{\"status\":\"ok\",\"database\":\"ok\",\"mail\":\"configured\"}"
-					    : "{\"status\":\"ok\",\"database\":\"ok\","
-					      "\"mail\":\"not configured\"}");
-	else
-		reply_db_error(rp, c, r, "health check");
-	PQclear(r);
+	rp->status = 200;
+	rp->content_type = "application/json";
+	buf_printf(b, "{\"status\":\"%s\",\"database\":\"%s\",\"mail\":\"%s\"",
+		   up ? "ok" : "degraded", up ? "ok" : "unavailable",
+		   mailer_configured() ? "configured" : "not configured");
+	if (standby == 0) {
+		buf_printf(b, ",\"standby\":{\"status\":\"ok\",\"replay_lag_s\":%.3f", lag);
+		if (behind >= 0)
+			buf_printf(b, ",\"replay_behind_bytes\":%.0f", behind);
+		buf_putc(b, '}');
+	} else if (standby < 0) {
+		buf_puts(b, ",\"standby\":{\"status\":\"unavailable\"}");
+	}
+	buf_putc(b, '}');
+	/* reads go on from a standby, writes do not: a balancer routing writes
+	 * looks at "database" */
 }
 
 void api_prometheus(struct request *rq, struct reply *rp)
@@ -139,6 +197,28 @@ void api_prometheus(struct request *rq, struct reply *rp)
 		   " kperfd (every metric of the group: one pass).\n"
 		   "# TYPE kperf_decision_passes_total counter\nkperf_decision_passes_total %lu\n",
 		   regress_passes());
+	if (db_has_standby()) {
+		double lag = 0, behind = -1;
+		int ok = standby_lag(&lag, &behind) == 0;
+		buf_printf(b,
+			   "# HELP kperf_standby_up The read standby answers (KPERF_READ_DATABASE_URL).\n"
+			   "# TYPE kperf_standby_up gauge\nkperf_standby_up %d\n"
+			   "# HELP kperf_standby_replay_lag_seconds Since the last transaction the standby"
+			   " replayed, 0 when it has replayed all it received.\n"
+			   "# TYPE kperf_standby_replay_lag_seconds gauge\n"
+			   "kperf_standby_replay_lag_seconds %.3f\n"
+			   "# HELP kperf_standby_fallbacks_total Reads the standby could not answer (down,"
+			   " or behind a client's own write): read from the primary.\n"
+			   "# TYPE kperf_standby_fallbacks_total counter\n"
+			   "kperf_standby_fallbacks_total %lu\n",
+			   ok, ok ? lag : 0.0, (unsigned long)counters.standby_fallbacks);
+		if (ok && behind >= 0)
+			buf_printf(b,
+				   "# HELP kperf_standby_replay_behind_bytes Primary WAL not yet replayed.\n"
+				   "# TYPE kperf_standby_replay_behind_bytes gauge\n"
+				   "kperf_standby_replay_behind_bytes %.0f\n",
+				   behind);
+	}
 	/* queue depths live in the database, shared by every kperfd */
 	{
 		PGconn *c = db_get();

@@ -847,3 +847,85 @@ Test(agent, two_agents_confirm_then_bisect_to_the_first_bad_commit, .timeout = 3
 		agent_wait(&ap[a], WAIT_S);
 	smtp_stop(smtp);
 }
+
+/* A regression the labs' runs do not bear out: refuted, and nothing mailed. */
+Test(agent, a_refuted_regression_mails_nothing, .timeout = 240)
+{
+	struct lab l;
+	struct agent_proc ap;
+	char cwd[2048], maildir[512], smtp_env[64], hook[6600], running[4400], text[8192];
+	const char *env[] = {smtp_env, "KPERF_ALERT_SETTLE_S=1", "KPERF_CONFIRM_RUNS=3", NULL};
+	const char *tmp = getenv("KPERF_TEST_TMP") ? getenv("KPERF_TEST_TMP") : "/tmp";
+	const char *more[] = {"--kernel-hook", hook, "--running-cmd", running, "--idle-exit", "60",
+			      NULL};
+	int smtp_port = 0;
+	pid_t smtp;
+	long waiting = 0;
+
+	cr_assert_not_null(getcwd(cwd, sizeof(cwd)));
+	snprintf(maildir, sizeof(maildir), "%s/mail-refute-%d", tmp, (int)getpid());
+	smtp = smtp_start(&smtp_port, maildir);
+	snprintf(smtp_env, sizeof(smtp_env), "KPERF_SMTP_URL=smtp://127.0.0.1:%d", smtp_port);
+	kperfd_kill(&K);
+	kperfd_env(env);
+	kperfd_restart(&K);
+	kperfd_env(NULL);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", K.port);
+	cr_assert_eq(call("POST", "/api/v1/subscriptions", TOKEN_ADMIN,
+			  "{\"email\":\"refute@example.org\",\"machine\":\"lab-ref\"}", NULL),
+		     201);
+	lab_init(&l, SHA_A, "6.1.0-a");
+	snprintf(text, sizeof(text),
+		 "[kbench]\nsuite = kbench\nparams = case=sleep\nformat = lkp-stats-json\n"
+		 "iterations = 5\ncommand = /bin/sh '%s/" WORKLOAD "' '%s' 0\n",
+		 cwd, l.kernel);
+	tu_write(l.dir, "catalogue", text);
+	snprintf(hook, sizeof(hook), "/bin/sh '%s/" HOOK "' '%s'", cwd, l.kernel);
+	snprintf(running, sizeof(running), "cat '%s'", l.kernel);
+	agent_start(&ap, &l, "lab-ref", more);
+	for (double end = now_s() + WAIT_S; now_s() < end;) {
+		if (harness_count(&K, "SELECT count(*) FROM machine_offer o JOIN machine m"
+				      " ON m.id = o.machine_id WHERE m.name = 'lab-ref'") > 0)
+			break;
+		pause_ms(100);
+	}
+	/* one run each: the child 1.5% slower, a regression as far as two runs tell */
+	cr_assert_eq(call("POST", "/api/v1/runs", TOKEN_COLLECTOR,
+			  "{\"run_id\":\"ref-a\",\"machine\":{\"name\":\"lab-ref\"},"
+			  "\"kernel\":{\"commit\":\"" SHA_A "\"},\"test\":{\"suite\":\"kbench\","
+			  "\"params\":{\"case\":\"sleep\"}},"
+			  "\"metrics\":{\"kbench.throughput\":[999,1001,1000,1002,998]}}",
+			  NULL),
+		     201);
+	cr_assert_eq(call("POST", "/api/v1/runs", TOKEN_COLLECTOR,
+			  "{\"run_id\":\"ref-b\",\"machine\":{\"name\":\"lab-ref\"},"
+			  "\"kernel\":{\"commit\":\"" SHA_B "\"},\"test\":{\"suite\":\"kbench\","
+			  "\"params\":{\"case\":\"sleep\"}},"
+			  "\"metrics\":{\"kbench.throughput\":[984,986,985,987,983]}}",
+			  NULL),
+		     201);
+	for (double end = now_s() + 2 * WAIT_S; now_s() < end;) {
+		waiting += harness_count(&K, "SELECT count(*) FROM decision d JOIN metric m"
+					      " ON m.id = d.metric_id WHERE m.name = 'kbench.throughput'"
+					      " AND d.confirmation = 'waiting'");
+		if (harness_count(&K, "SELECT count(*) FROM decision d JOIN metric m"
+				      " ON m.id = d.metric_id WHERE m.name = 'kbench.throughput'"
+				      " AND d.confirmation = 'refuted'") == 1)
+			break;
+		pause_ms(100);
+	}
+	kill(ap.pid, SIGTERM);
+	cr_expect_gt(waiting, 0, "the regression waited for its confirmation");
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM decision d JOIN metric m"
+				       " ON m.id = d.metric_id WHERE m.name = 'kbench.throughput'"
+				       " AND d.confirmation = 'refuted' AND d.verdict = 'noise'"
+				       " AND d.base_runs = 3 AND d.target_runs = 3"),
+		     1, "refuted by 3 runs a side");
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM job WHERE state = 'done'"
+				       " AND decision_id IS NOT NULL"),
+		     2, "a job for each side's missing runs");
+	pause_ms(3000); /* past the settle time */
+	cr_expect_eq(maildir_count(maildir), 0, "a refuted regression mails nothing");
+	agent_wait(&ap, WAIT_S);
+	smtp_stop(smtp);
+}

@@ -79,6 +79,18 @@ Test(standby, reads_come_from_the_standby_and_a_client_reads_its_own_writes)
 	cr_expect(strchr(r.lsn, '/') != NULL, "a write carries its WAL position: \"%s\"", r.lsn);
 	resp_release(&r);
 	cr_assert_eq(get_until("/api/v1/runs/sb-1", 200), 200, "replayed on the standby");
+	/* /healthz and /metrics show the standby's replay */
+	http_get(&K, "/healthz", &r);
+	cr_expect_eq(r.status, 200);
+	cr_expect(r.body && strstr(r.body, "\"standby\":{\"status\":\"ok\",\"replay_lag_s\":") &&
+			  strstr(r.body, "\"replay_behind_bytes\":"),
+		  "%s", r.body);
+	resp_release(&r);
+	http_get(&K, "/metrics", &r);
+	cr_expect(r.body && strstr(r.body, "\nkperf_standby_up 1\n") &&
+			  strstr(r.body, "\nkperf_standby_replay_lag_seconds "),
+		  "%s", r.body);
+	resp_release(&r);
 
 	/* replay paused: a read without the client's position is the standby's */
 	pg_cluster_exec(&S, "SELECT pg_wal_replay_pause()");
@@ -125,6 +137,12 @@ Test(standby, reads_go_on_while_the_primary_is_down)
 	resp_release(&r);
 	http_get(&K, "/api/v1/trend?machine=sb1&suite=readtwice&metric=readtwice.throughput", &r);
 	cr_expect_eq(r.status, 200, "%ld %s", r.status, r.body);
+	resp_release(&r);
+	http_get(&K, "/healthz", &r);
+	cr_expect_eq(r.status, 200, "reads are served: %ld", r.status);
+	cr_expect(r.body && strstr(r.body, "\"database\":\"unavailable\"") &&
+			  strstr(r.body, "\"standby\":{\"status\":\"ok\""),
+		  "%s", r.body);
 	resp_release(&r);
 	post_run("sb-4", &r);
 	cr_expect_eq(r.status, 503, "a write with the primary down: %ld", r.status);
