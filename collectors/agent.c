@@ -307,6 +307,8 @@ static enum end run_all(struct agent *a, const struct job *j, const struct cat_t
 		ro.meta.job_id = j->id;
 		ro.parser = t->format;
 		ro.iterations = t->iterations;
+		ro.profile = t->profile;
+		ro.lock_contention = t->lock_contention;
 		ro.quiet = 1;
 		ro.argv = t->argv;
 		ro.between = between;
@@ -319,6 +321,11 @@ static enum end run_all(struct agent *a, const struct job *j, const struct cat_t
 			json_decref(doc);
 			break;
 		}
+		if (st == EXIT_UNAVAILABLE && !doc)
+			return because(why, "test %s: perf cannot record here for its profile or "
+					    "lock_contention (see the agent's log)",
+				       t->name),
+			       END_FAIL;
 		if (st) {
 			char line[600];
 			const char *out_tail = json_string_value(json_object_get(doc, "output_tail"));
@@ -645,9 +652,10 @@ static void print_catalogue(const struct catalogue *cat)
 		char *p = json_dumps(t->params, JSON_COMPACT | JSON_SORT_KEYS);
 		char *v = json_dumps(t->variant, JSON_COMPACT | JSON_SORT_KEYS);
 		printf("[%s] line %zu: suite %s, params %s, variant %s, format %s, %ld iteration%s,"
-		       " command:",
+		       "%s%s command:",
 		       t->name, t->line, t->suite, p, v, t->format ? t->format : "(the suite's)",
-		       t->iterations, t->iterations == 1 ? "" : "s");
+		       t->iterations, t->iterations == 1 ? "" : "s", t->profile ? " profile," : "",
+		       t->lock_contention ? " lock_contention," : "");
 		for (char **w = t->argv; *w; w++)
 			printf(" [%s]", *w);
 		putchar('\n');

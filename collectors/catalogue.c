@@ -214,6 +214,31 @@ static int set_iterations(struct cat_test *t, const char *v, char *msg, size_t m
 	return 0;
 }
 
+/* "yes" / "no" (and true/false, on/off, 1/0) into *flag; 0 or -1 with msg. */
+static int set_flag(int *flag, const char *key, const char *v, char *msg, size_t msgsz)
+{
+	static const char *const yes[] = {"yes", "true", "on", "1"}, *const no[] = {"no", "false",
+										    "off", "0"};
+	for (size_t i = 0; i < 4; i++) {
+		if (!strcmp(v, yes[i]) || !strcmp(v, no[i])) {
+			*flag = !strcmp(v, yes[i]);
+			return 0;
+		}
+	}
+	snprintf(msg, msgsz, "%s \"%.80s\": expected yes or no", key, v);
+	return -1;
+}
+
+static int set_profile(struct cat_test *t, const char *v, char *msg, size_t msgsz)
+{
+	return set_flag(&t->profile, "profile", v, msg, msgsz);
+}
+
+static int set_lock_contention(struct cat_test *t, const char *v, char *msg, size_t msgsz)
+{
+	return set_flag(&t->lock_contention, "lock_contention", v, msg, msgsz);
+}
+
 static int set_command(struct cat_test *t, const char *v, char *msg, size_t msgsz)
 {
 	char why[128];
@@ -232,6 +257,7 @@ static const struct key {
 } keys[] = {
 	{"suite", set_suite},	    {"params", set_params},	    {"variant", set_variant},
 	{"format", set_format},	    {"iterations", set_iterations}, {"command", set_command},
+	{"profile", set_profile},   {"lock_contention", set_lock_contention},
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -340,7 +366,7 @@ static int assignment(struct reader *r, size_t line, char *s)
 	if (k == NKEYS)
 		return fail_at(r, line,
 			       "unknown key \"%.64s\" (known: suite, params, variant, format, "
-			       "iterations, command)",
+			       "iterations, command, profile, lock_contention)",
 			       key);
 	if (!r->cur)
 		return fail_at(r, line, "%s before the first [name] header", key);

@@ -29,6 +29,8 @@ struct cat_test {
 	json_t *variant;                   /* knobs the test sets itself, never NULL */
 	char *format;                      /* a parser's format, or NULL: the suite's */
 	long iterations;                   /* 1..CATALOGUE_ITERATIONS_MAX, default 1 */
+	int profile;                       /* profile = yes: as `run --profile` */
+	int lock_contention;               /* lock_contention = yes: as `run --lock-contention` */
 	char **argv;                       /* the command, NULL-terminated, >= 1 word */
 };
 

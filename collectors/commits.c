@@ -14,6 +14,7 @@
 #include "cbuf.h"
 #include "commits.h"
 #include "cutil.h"
+#include "progress.h"
 #include "post.h"
 #include "run.h"
 
@@ -243,10 +244,13 @@ int commits_command(const struct collect_config *c, const struct commits_opts *o
 	}
 	n = json_array_size(list);
 	if (!n) {
-		warn_msg("no commits in %s", o->range);
+		progress_say("no commits in %s", o->range);
 		json_decref(list);
 		return 0;
 	}
+	if (!o->dry_run)
+		progress_say("%zu commits in %s (first parent), %zu per request", n, o->range,
+			     (size_t)COMMITS_PER_POST);
 	for (size_t i = 0; i < n && !rc; i += COMMITS_PER_POST) {
 		json_t *chunk = json_array(), *body = json_object();
 		struct post_result r;
@@ -261,8 +265,9 @@ int commits_command(const struct collect_config *c, const struct commits_opts *o
 		} else {
 			switch (post_json(c, "/api/v1/commits", s, strlen(s), &r)) {
 			case DELIVERY_OK:
-				printf("kperf-collect: %zu commits stored (HTTP %ld)\n",
-				       json_array_size(chunk), r.status);
+				progress_done("%zu commits stored (HTTP %ld): %zu of %zu",
+					      json_array_size(chunk), r.status,
+					      i + json_array_size(chunk), n);
 				break;
 			case DELIVERY_REJECTED:
 				err_msg("commits rejected (HTTP %ld): %s", r.status, r.body);

@@ -14,6 +14,7 @@
 #include "metrics.h"
 #include "mmtests.h"
 #include "parse.h"
+#include "progress.h"
 #include "run.h"
 
 /* Largest output file read. */
@@ -23,10 +24,12 @@
 static int read_files(const struct parser *p, char **files, struct dir_runs *r)
 {
 	json_t *runs = json_array();
-	size_t i;
+	size_t i, nfiles = 0, done = 0;
 	json_t *m;
 	int rc = 0;
 
+	for (char **f = files; *f; f++)
+		nfiles++;
 	for (char **f = files; *f; f++) {
 		struct parse_ctx pc;
 		size_t len;
@@ -54,6 +57,9 @@ static int read_files(const struct parser *p, char **files, struct dir_runs *r)
 		}
 		json_object_update(r->units, pc.units);
 		json_object_update(r->directions, pc.directions);
+		if (nfiles > 1)
+			progress_say("file %zu/%zu: %s: %zu metrics", ++done, nfiles, *f,
+				     json_object_size(json_array_get(pc.runs, 0)));
 		parse_ctx_release(&pc);
 		free(text);
 	}
@@ -76,10 +82,12 @@ static int read_dirs(const struct dir_format *df, char **dirs, struct dir_runs *
 	char err[1024];
 
 	for (char **d = dirs; *d; d++) {
+		size_t before = json_array_size(r->runs);
 		if (df->read(*d, r, err, sizeof(err))) {
 			err_msg("%s", err);
 			return EXIT_REJECTED;
 		}
+		progress_say("%s: %zu runs", *d, json_array_size(r->runs) - before);
 	}
 	return 0;
 }
@@ -154,6 +162,8 @@ int import_command(const struct collect_config *c, const struct import_opts *o)
 		free(s);
 		json_decref(top);
 	} else {
+		if (json_array_size(all) > 1)
+			progress_say("posting %zu runs", json_array_size(all));
 		for (i = 0; i < json_array_size(all); i++) {
 			enum outcome out = rundoc_deliver(c, json_array_get(all, i));
 			if (out == OUTCOME_LOST)

@@ -2,7 +2,8 @@
  * main.c - kperf-collect's command line: global options (server, token,
  * machine, spool, config), then one command: run, agent, flush, commits,
  * parse, import, formats, help. Exit statuses: 0 ok, the benchmark's own status
- * when it failed, 64 usage, 65 rejected/malformed input, 75 undeliverable.
+ * when it failed, 64 usage, 65 rejected/malformed input, 69 a monitor cannot
+ * record here, 75 undeliverable.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "mmtests.h"
 #include "parse.h"
 #include "post.h"
+#include "progress.h"
 #include "run.h"
 #include "spool.h"
 
@@ -26,17 +28,21 @@ static const char usage_text[] =
 	"commands:\n"
 	"  run --suite S [--param k=v]... [--variant k=v]... [--iterations N]\n"
 	"      [--commit SHA] [--series NAME] [--release R] [--format F]\n"
+	"      [--profile] [--lock-contention] [--perf PATH] [--keep-perf DIR]\n"
 	"      [--dry-run] [--quiet] -- CMD [ARGS...]\n"
-	"        run CMD N times between counter snapshots, parse its output, post one run\n"
+	"        run CMD N times between counter snapshots, parse its output, post one run;\n"
+	"        a line per iteration on stderr (--quiet: errors only, no echo of CMD)\n"
+	"        --profile: perf record -a -g beside each iteration (perf-profile.*)\n"
+	"        --lock-contention: perf lock record -a beside each (perf-lock.*)\n"
 	"  agent --catalogue FILE [--kernel-hook CMD] [--running-cmd CMD] [--state DIR]\n"
 	"      [--idle-exit SECONDS] [--boot-wait SECONDS] [--check]\n"
 	"        claim kperfd's jobs for the tests of FILE, switch kernels with CMD SHA RELEASE,\n"
 	"        run each test as `run` does and post its runs naming the job\n"
 	"  flush                 resend spooled runs (safe from cron: takes a lock)\n"
-	"  commits --git DIR [--series NAME] [--branch B] [--dry-run] RANGE\n"
+	"  commits --git DIR [--series NAME] [--branch B] [--dry-run] [--quiet] RANGE\n"
 	"        post the commits of RANGE (first-parent) with parents, files, Message-IDs\n"
 	"  parse --format F [--suite S] [--param k=v]... FILE...   print run JSON\n"
-	"  import --format F [--suite S] [--param k=v]... FILE...  post (or spool) it\n"
+	"  import --format F [--suite S] [--param k=v]... [--quiet] FILE...  post (or spool) it\n"
 	"        (FILE is a directory for mmtests-* formats: one run per iteration)\n"
 	"  formats               list the output formats\n"
 	"\n"
@@ -47,7 +53,8 @@ static const char usage_text[] =
 	"\n"
 	"exit status: 0 ok; CMD's status when it failed (the run is still sent);\n"
 	"64 usage; 65 input malformed (a catalogue line, a state file) or run or claim\n"
-	"rejected by the server; 75 run neither posted nor spooled.\n";
+	"rejected by the server; 69 --profile or --lock-contention cannot record here\n"
+	"(no perf, or perf refused; nothing sent); 75 run neither posted nor spooled.\n";
 
 struct cli {
 	struct collect_config cfg;
@@ -144,6 +151,14 @@ static int cmd_run(struct cli *cl)
 			o.meta.release = v;
 		else if ((v = opt_value(cl->nrest, a, &i, "--format")))
 			o.parser = v;
+		else if ((v = opt_value(cl->nrest, a, &i, "--perf")))
+			o.perf = v;
+		else if ((v = opt_value(cl->nrest, a, &i, "--keep-perf")))
+			o.keep_perf = v;
+		else if (!strcmp(a[i], "--profile"))
+			o.profile = 1;
+		else if (!strcmp(a[i], "--lock-contention"))
+			o.lock_contention = 1;
 		else if (!strcmp(a[i], "--dry-run"))
 			o.dry_run = 1;
 		else if (!strcmp(a[i], "--quiet"))
@@ -161,6 +176,15 @@ static int cmd_run(struct cli *cl)
 		json_decref(variant);
 		return EXIT_USAGE;
 	}
+	if ((o.perf && !*o.perf) || (o.keep_perf && !*o.keep_perf) ||
+	    ((o.perf || o.keep_perf) && !o.profile && !o.lock_contention)) {
+		err_msg("run: --perf and --keep-perf need a value and --profile or "
+			"--lock-contention");
+		json_decref(params);
+		json_decref(variant);
+		return EXIT_USAGE;
+	}
+	progress_set_quiet(o.quiet);
 	o.argv = cl->rest + i;
 	o.meta.params = params;
 	o.meta.variant = variant;
@@ -246,6 +270,8 @@ static int cmd_commits(struct cli *cl)
 			o.branch = v;
 		else if (!strcmp(a[i], "--dry-run"))
 			o.dry_run = 1;
+		else if (!strcmp(a[i], "--quiet"))
+			progress_set_quiet(1);
 		else if (a[i][0] == '-' || o.range) {
 			err_msg("commits: unexpected \"%s\"", a[i]);
 			return EXIT_USAGE;
@@ -282,6 +308,8 @@ static int cmd_import(struct cli *cl, int deliver)
 			o.meta.series = v;
 		else if ((v = opt_value(cl->nrest, a, &i, "--release")))
 			o.meta.release = v;
+		else if (!strcmp(a[i], "--quiet"))
+			progress_set_quiet(1);
 		else if (a[i][0] == '-' && a[i][1]) {
 			err_msg("unknown option \"%s\"", a[i]);
 			free(files);

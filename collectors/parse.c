@@ -26,6 +26,8 @@ const struct parser parsers[] = {
 	{"vmstat", "vmstat", parse_vmstat, "vmstat(8) -t samples"},
 	{"proc-vmstat", "proc-vmstat", parse_proc_vmstat, "/proc/vmstat (key value lines)"},
 	{"lock_stat", "lock_stat", parse_lock_stat, "/proc/lock_stat version 0.3/0.4"},
+	{"perf-lock", "perf-lock", parse_perf_lock,
+	 "perf lock contention (by caller: contended, total/max/avg wait)"},
 	{"readtwice", "readtwice", parse_readtwice,
 	 "readtwice workload lines (MB/s per process and total) or dd(1) lines"},
 	{"sysbench", "sysbench", parse_sysbench,

@@ -125,5 +125,24 @@ int parse_pgbench(struct parse_ctx *pc, const char *text, size_t len);
 int parse_hackbench(struct parse_ctx *pc, const char *text, size_t len);
 int parse_kv(struct parse_ctx *pc, const char *text, size_t len);
 int parse_json(struct parse_ctx *pc, const char *text, size_t len);
+int parse_perf_lock(struct parse_ctx *pc, const char *text, size_t len);
+
+/*
+ * perf-profile with the event slot of every name set to as_event (e.g.
+ * "cycles-pp") whatever event the report says it sampled; NULL: the
+ * report's own, as parse_perf_profile does.
+ */
+int parse_perf_profile_as(struct parse_ctx *pc, const char *text, size_t len, const char *as_event);
+/*
+ * The event a `perf report --header` text says it sampled, as perf printed
+ * it ("cpu-clock", "cycles:pp"), into out. Returns 0, or -1 when the text
+ * names none.
+ */
+int perf_profile_event_of(const char *text, size_t len, char *out, size_t outsz);
+
+struct cbuf;
+/* Append the n bytes of perf's symbol sym to out without compiler suffixes
+ * (.isra.N, .constprop.N, .part.N), as LKP names perf-profile rows. */
+void perf_symbol_fixup(const char *sym, size_t n, struct cbuf *out);
 
 #endif

@@ -3,6 +3,9 @@
  * folded call chains) into LKP's perf-profile metrics:
  * children.<event>.<sym>, self.<event>.<sym> and calltrace.<event>.<f1>...<f5>,
  * summed per name, rounded to 2 decimals, kept when >= 0.05 (LKP's rule).
+ * The same rules name the rows of `run --profile` (perfmon.c), whose event
+ * slot is always LKP's "cycles-pp"; its compiler-suffix rule also names
+ * the callers of parse_perf_lock.c.
  */
 #include <ctype.h>
 #include <math.h>
@@ -93,7 +96,7 @@ static int by_name(const void *a, const void *b)
 }
 
 /* Drop compiler suffixes: foo.isra.3 / .constprop.0 / .part.1 -> foo (all of them). */
-static void fixup_symbol(const char *sym, size_t n, struct cbuf *out)
+void perf_symbol_fixup(const char *sym, size_t n, struct cbuf *out)
 {
 	static const char *const tags[] = {".isra.", ".constprop.", ".part.", NULL};
 	size_t i = 0;
@@ -188,7 +191,7 @@ static void add_callchain(struct table *t, const char *event, double base, const
 		if (only_empty)
 			break;
 		cbuf_putc(&name, '.');
-		fixup_symbol(p, n, &name);
+		perf_symbol_fixup(p, n, &name);
 		depth++;
 		p = rest;
 	}
@@ -196,7 +199,38 @@ static void add_callchain(struct table *t, const char *event, double base, const
 	cbuf_release(&name);
 }
 
+int perf_profile_event_of(const char *text, size_t len, char *out, size_t outsz)
+{
+	struct lines it;
+	char *line;
+	int rc = -1;
+
+	lines_init(&it, text, len);
+	while (rc && (line = lines_next(&it))) {
+		const char *q = strstr(line, " of event '");
+		if (!strncmp(line, "# Samples: ", 11) && q) {
+			q += 11;
+			snprintf(out, outsz, "%.*s", (int)strcspn(q, "'"), q);
+			rc = 0;
+		} else if (!strncmp(line, "# Events: ", 10)) {
+			struct cbuf ev = CBUF_INIT;
+			if (!event_of(line, &ev)) {
+				snprintf(out, outsz, "%s", cbuf_str(&ev));
+				rc = 0;
+			}
+			cbuf_release(&ev);
+		}
+	}
+	lines_release(&it);
+	return rc;
+}
+
 int parse_perf_profile(struct parse_ctx *pc, const char *text, size_t len)
+{
+	return parse_perf_profile_as(pc, text, len, NULL);
+}
+
+int parse_perf_profile_as(struct parse_ctx *pc, const char *text, size_t len, const char *as_event)
 {
 	struct cbuf event = CBUF_INIT, key = CBUF_INIT;
 	struct table t = {0};
@@ -217,6 +251,10 @@ int parse_perf_profile(struct parse_ctx *pc, const char *text, size_t len)
 			break;
 		}
 	}
+	if (have_event && as_event) {
+		cbuf_reset(&event);
+		cbuf_puts(&event, as_event);
+	}
 	/* After the first event every "# " line is skipped, as in LKP's parser. */
 	while (have_event && (line = lines_next(&it))) {
 		char *f[8];
@@ -233,11 +271,11 @@ int parse_perf_profile(struct parse_ctx *pc, const char *text, size_t len)
 		    !percent_field(f[1], &self)) {
 			cbuf_reset(&key);
 			cbuf_printf(&key, "children.%s.", cbuf_str(&event));
-			fixup_symbol(f[4], strlen(f[4]), &key);
+			perf_symbol_fixup(f[4], strlen(f[4]), &key);
 			table_add(&t, cbuf_str(&key), children);
 			cbuf_reset(&key);
 			cbuf_printf(&key, "self.%s.", cbuf_str(&event));
-			fixup_symbol(f[4], strlen(f[4]), &key);
+			perf_symbol_fixup(f[4], strlen(f[4]), &key);
 			table_add(&t, cbuf_str(&key), self);
 		} else if (starts_digit && nf == 2 && !percent_field(f[0], &base)) {
 			add_callchain(&t, cbuf_str(&event), base, f[1]);

@@ -1,11 +1,13 @@
 /*
- * run.c - the `run` command. Per iteration: snapshot counters, fork/exec the
- * command with stdout and stderr on one pipe (echoed unless --quiet, kept
- * for the parser), wait4 for its resource usage, snapshot again. Then one
- * run document holds every iteration's values, the command, its status and
- * the tail of its output.
+ * run.c - the `run` command. Per iteration: start the perf monitors asked
+ * for, snapshot counters, fork/exec the command with stdout and stderr on
+ * one pipe (echoed unless --quiet, kept for the parser), wait4 for its
+ * resource usage, snapshot again, stop the monitors, parse the output and
+ * the monitors' reports, say a line. Then one run document holds every
+ * iteration's values, the command, its status and the tail of its output.
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +22,9 @@
 #include "cutil.h"
 #include "metrics.h"
 #include "parse.h"
+#include "perfmon.h"
 #include "proc.h"
+#include "progress.h"
 #include "run.h"
 
 /* Output kept for parsing per iteration; past this only the tail is kept. */
@@ -47,8 +51,12 @@ static double mono(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Run argv once; output into out; returns the wait status, or -1 when it cannot start. */
-static int spawn(char **argv, int quiet, struct cbuf *out, struct rusage *ru)
+/*
+ * Run argv once; output into out; returns the wait status, or -1 when it
+ * cannot start. ps's status line is kept on the terminal while it runs.
+ */
+static int spawn(char **argv, int quiet, struct cbuf *out, struct rusage *ru,
+		 struct progress_status *ps)
 {
 	int p[2], st = 0;
 	char chunk[65536];
@@ -83,13 +91,25 @@ static int spawn(char **argv, int quiet, struct cbuf *out, struct rusage *ru)
 	}
 	close(p[1]);
 	for (;;) {
+		struct pollfd pfd = {.fd = p[0], .events = POLLIN};
+		int r = poll(&pfd, 1, ps->on ? 250 : -1);
+
+		if (r < 0 && errno != EINTR)
+			break;
+		if (r <= 0) {
+			progress_status_tick(ps);
+			continue;
+		}
 		n = read(p[0], chunk, sizeof(chunk));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
-		if (!quiet)
+		if (!quiet) {
+			progress_status_clear(ps);
 			fwrite(chunk, 1, (size_t)n, stdout);
+			fflush(stdout);
+		}
 		if (out->len + (size_t)n > RUN_OUTPUT_MAX) {
 			/* keep the newest half: the tail and the final summary matter most */
 			size_t keep = RUN_OUTPUT_MAX / 2;
@@ -97,9 +117,9 @@ static int spawn(char **argv, int quiet, struct cbuf *out, struct rusage *ru)
 			out->len = keep;
 		}
 		cbuf_append(out, chunk, (size_t)n);
+		progress_status_tick(ps);
 	}
-	if (!quiet)
-		fflush(stdout);
+	progress_status_clear(ps);
 	close(p[0]);
 	while (wait4(pid, &st, 0, ru) < 0) {
 		if (errno != EINTR)
@@ -176,14 +196,62 @@ static int finish(const struct collect_config *c, const struct run_opts *o, json
 	return out == OUTCOME_REJECTED ? EXIT_REJECTED : 0;
 }
 
+/*
+ * The figure a progress line shows of an iteration's parsed metrics m: a
+ * "<program>.throughput" (LKP's KPI name), else the first one the parser
+ * calls higher-is-better, else the first one. NULL when m is empty.
+ */
+static const char *headline(json_t *m, json_t *directions)
+{
+	const char *key, *first = NULL, *higher = NULL, *dot;
+	json_t *v;
+
+	json_object_foreach(m, key, v) {
+		const char *d = json_string_value(json_object_get(directions, key));
+		if ((dot = strchr(key, '.')) && !strcmp(dot, ".throughput"))
+			return key;
+		if (!first)
+			first = key;
+		if (!higher && d && !strcmp(d, "higher"))
+			higher = key;
+	}
+	return higher ? higher : first;
+}
+
+/* "iteration 2/5: 301 s, vm-scalability.throughput 20,717,269 KB/s; perf-profile 412 rows" */
+static void say_iteration(const struct run_opts *o, long i, double t, json_t *m, json_t *units,
+			  json_t *directions, const char *monitors)
+{
+	const char *h = headline(m, directions), *unit = NULL;
+	char secs[32], num[64] = "";
+	json_t *v;
+
+	if (progress_quiet() || o->quiet)
+		return;
+	progress_seconds(t, secs, sizeof(secs));
+	if (h) {
+		v = json_object_get(m, h);
+		if (json_is_array(v))
+			v = json_array_get(v, 0);
+		progress_number(json_number_value(v), num, sizeof(num));
+		unit = json_string_value(json_object_get(units, h));
+	}
+	progress_say("iteration %ld/%ld: %s%s%s%s%s%s%s%s%s", i, o->iterations, secs, h ? ", " : "",
+		     h ? h : "", h ? " " : "", num, unit ? " " : "", unit ? unit : "",
+		     *monitors ? "; " : "", monitors);
+}
+
 json_t *run_measure(const struct collect_config *c, const struct run_opts *o, int *st_out)
 {
 	const struct parser *p = NULL;
 	struct cbuf output = CBUF_INIT, tail = CBUF_INIT;
+	struct perfmon_opts po = {o->profile, o->lock_contention, o->perf, o->keep_perf};
 	json_t *doc, *metrics, *units, *directions;
+	char monitors[256], what[320];
+	struct perfmon pm;
 	double t0 = mono();
-	int status = 0;
-	char err[512];
+	int status = 0, unavailable = 0;
+	char err[1024];
 	char *s;
 
 	*st_out = EXIT_USAGE;
@@ -193,31 +261,57 @@ json_t *run_measure(const struct collect_config *c, const struct run_opts *o, in
 	}
 	if (!p)
 		p = parser_find(o->meta.suite);
-	if (!p)
-		warn_msg("no parser for suite \"%s\": only counters and times are kept",
-			 o->meta.suite);
+	if (!p && !o->quiet)
+		progress_say("no parser for suite \"%s\": only counters and times are kept",
+			     o->meta.suite);
+	if (perfmon_init(&pm, &po, err, sizeof(err))) {
+		err_msg("%s", err);
+		perfmon_release(&pm);
+		*st_out = EXIT_UNAVAILABLE;
+		return NULL;
+	}
 	doc = rundoc_new(c, &o->meta, err, sizeof(err));
 	if (!doc) {
 		err_msg("%s", err);
+		perfmon_release(&pm);
 		return NULL;
 	}
+	perfmon_describe(&pm, monitors, sizeof(monitors));
+	snprintf(what, sizeof(what), "monitors: /proc counters%s%s", *monitors ? ", " : "",
+		 monitors);
 	metrics = json_object_get(doc, "metrics");
 	units = json_object_get(doc, "units");
 	directions = json_object_get(doc, "directions");
 	add_time_units(units);
 	for (long i = 0; i < o->iterations; i++) {
+		struct progress_status ps;
 		struct snapshot before, after;
 		struct rusage ru;
+		json_t *parsed = NULL;
+		char label[64], summary[128] = "";
 		double t;
 		int st;
 
 		memset(&ru, 0, sizeof(ru));
 		cbuf_reset(&output);
+		/* perf's start and stop outside the counters' interval: its own page
+		 * faults and writes are not the benchmark's */
+		if (perfmon_start(&pm, i + 1, err, sizeof(err))) {
+			err_msg("%s", err);
+			unavailable = 1;
+			break;
+		}
 		snapshot_take(&before);
+		snprintf(label, sizeof(label), "iteration %ld/%ld", i + 1, o->iterations);
+		progress_status_begin(&ps, label, what);
+		if (o->quiet)
+			ps.on = 0;
 		t = mono();
-		st = spawn(o->argv, o->quiet, &output, &ru);
+		st = spawn(o->argv, o->quiet, &output, &ru, &ps);
 		t = mono() - t;
 		snapshot_take(&after);
+		if (perfmon_stop(&pm, err, sizeof(err)))
+			err_msg("iteration %ld: %s", i + 1, err);
 		if (st == -1) {
 			err_msg("cannot run %s: %s", o->argv[0], strerror(errno));
 			status = 127;
@@ -235,12 +329,16 @@ json_t *run_measure(const struct collect_config *c, const struct run_opts *o, in
 			snprintf(name, sizeof(name), "output of iteration %ld", i + 1);
 			parse_ctx_init(&pc, name);
 			if (parse_run(p, &pc, cbuf_str(&output), output.len))
-				warn_msg("%s", pc.err);
+				err_msg("%s", pc.err);
 			metrics_merge(metrics, parse_metrics(&pc));
 			json_object_update(units, pc.units);
 			json_object_update(directions, pc.directions);
+			parsed = json_incref(parse_metrics(&pc));
 			parse_ctx_release(&pc);
 		}
+		if (perfmon_collect(&pm, metrics, units, directions, summary, sizeof(summary), err,
+				    sizeof(err)))
+			err_msg("%s", err);
 		cbuf_append(&tail, output.data ? output.data : "", output.len);
 		if (tail.len > 2 * RUNDOC_OUTPUT_TAIL_MAX) {
 			memmove(tail.data, tail.data + tail.len - RUNDOC_OUTPUT_TAIL_MAX,
@@ -248,6 +346,9 @@ json_t *run_measure(const struct collect_config *c, const struct run_opts *o, in
 			tail.len = RUNDOC_OUTPUT_TAIL_MAX;
 		}
 		status = run_exit_status(st);
+		if (!status)
+			say_iteration(o, i + 1, t, parsed, units, directions, summary);
+		json_decref(parsed);
 		if (status) {
 			err_msg("%s exited with status %d in iteration %ld: the run is marked failed",
 				o->argv[0], status, i + 1);
@@ -257,10 +358,22 @@ json_t *run_measure(const struct collect_config *c, const struct run_opts *o, in
 			cbuf_release(&output);
 			cbuf_release(&tail);
 			json_decref(doc);
+			perfmon_release(&pm);
 			*st_out = RUN_STOPPED;
 			return NULL;
 		}
 	}
+	if (unavailable) {
+		/* a monitor asked for could not record: no run without it */
+		cbuf_release(&output);
+		cbuf_release(&tail);
+		json_decref(doc);
+		perfmon_release(&pm);
+		*st_out = EXIT_UNAVAILABLE;
+		return NULL;
+	}
+	perfmon_environment(&pm, json_object_get(doc, "environment"));
+	perfmon_release(&pm);
 	json_object_set_new(doc, "duration_s", json_real(mono() - t0));
 	s = command_line(o->argv);
 	json_object_set_new(doc, "command", json_string(s));

@@ -20,6 +20,7 @@
 #include "machine.h"
 #include "metrics.h"
 #include "post.h"
+#include "progress.h"
 #include "rundoc.h"
 #include "spool.h"
 
@@ -227,7 +228,7 @@ enum outcome rundoc_deliver(const struct collect_config *c, json_t *doc)
 
 	switch (post_json(c, "/api/v1/runs", json, len, &r)) {
 	case DELIVERY_OK:
-		printf("kperf-collect: run %s stored (HTTP %ld)\n", run_id, r.status);
+		progress_done("run %s stored (HTTP %ld)", run_id, r.status);
 		out = OUTCOME_DELIVERED;
 		break;
 	case DELIVERY_REJECTED:

@@ -12,7 +12,9 @@ command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"
 # The benchmarks kperf-collect parses (tests/collect/test_parsers_live.c runs each for a
 # second): pgbench comes with postgresql, memtier_benchmark is not packaged in Debian 12.
 # redis-server only for the tests: its package starts a system-wide server.
-pkgs="$pkgs sysbench stress-ng fio redis-tools rt-tests"
+# linux-perf: `kperf-collect run --profile / --lock-contention` drive perf (and the
+# tests of tests/collect/test_perf.c record with it, as root).
+pkgs="$pkgs sysbench stress-ng fio redis-tools rt-tests linux-perf"
 [ "${1:-}" = test ] && pkgs="$pkgs redis-server"
 
 missing=

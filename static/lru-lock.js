@@ -1,9 +1,11 @@
 // lru-lock.js - /lru-lock?machine=&suite=&params=[&variant=&series=&throughput=
 // &base=&target=]: LRU lock contention per commit of a series or a history
-// (perf-profile rows on folio_lruvec_lock / lruvec_lock / lock_page_lruvec and
-// lock_stat contentions of &lruvec->lru_lock and &pgdat->lru_lock, from
-// /api/v1/trend) on one axis, the throughput it costs on the other, and the
-// top lock call chains of the target against the base (from the run documents).
+// (perf-profile rows on folio_lruvec_lock / lruvec_lock / lock_page_lruvec,
+// lock_stat contentions of &lruvec->lru_lock and &pgdat->lru_lock, and the
+// perf-lock rows of the LRU lock's callers from `kperf-collect run
+// --lock-contention`, from /api/v1/trend) on one axis, the throughput it costs
+// on the other, and the top lock call chains and callers of the target against
+// the base (from the run documents).
 import {
   $, el, put, api, qs, params, setState, onState, ticket, status, showError, table, link, units, fmtNum, fmtSigned,
   fmtPct, kernelName, shortSha, pairs, machineTag, isKpi, EMPTY_RUNS,
@@ -16,6 +18,32 @@ const enc = encodeURIComponent;
 const PERF_LOCK = /^perf-profile\..*(folio_lruvec_lock|lruvec_lock|lock_page_lruvec)/;
 const STAT_LOCK = /^lock_stat\.&(lruvec|pgdat)->lru_lock\./;
 const CHAIN_LOCK = /spin_lock|lruvec_lock|lru_lock|lock_page_lruvec/;
+
+// The LRU lock's callers: the kernel functions that take lruvec->lru_lock
+// (pgdat->lru_lock before 5.11), as `perf lock contention` names a caller and
+// kperf-collect writes it into perf-lock.<caller>.* (compiler suffixes such as
+// .part.0 dropped). The one list of them; a trailing * matches any ending.
+const LRU_CALLERS = [
+  'folio_batch_move_lru', 'pagevec_lru_move_fn', // mm/swap.c: lru_add, activate, deactivate, rotate batches
+  'folio_lruvec_lock*', 'folio_lruvec_relock*', 'lock_page_lruvec*', 'relock_page_lruvec*', // mm/memcontrol.c
+  'lru_add*', '__pagevec_lru_add*', 'lru_note_cost*', 'lru_lazyfree*', 'lru_deactivate*', 'lru_move_tail*',
+  '__page_cache_release', 'release_pages', 'folios_put_refs', 'folio_activate', // freeing and activating
+  'shrink_active_list', 'shrink_inactive_list', 'shrink_folio_list', 'shrink_page_list', 'shrink_lruvec', // reclaim
+  'isolate_lru_folios', 'isolate_lru_pages', 'folio_isolate_lru', 'isolate_lru_page', 'move_folios_to_lru',
+  'move_pages_to_lru', 'putback_lru_page', 'check_move_unevictable_folios', 'check_move_unevictable_pages',
+  'isolate_migratepages_block', // compaction
+  'mlock_folio_batch', 'mlock_pagevec', '__mlock_folio', '__munlock_folio', '__munlock_page', // mlock
+  'evict_folios', 'inc_max_seq', 'lru_gen_*', // MGLRU
+  '__split_huge_page', '__folio_split', // THP split
+];
+const globRe = (g) => g.replace(/[.+?^$()|[\]\\{}]/g, '\\$&').replace(/\*/g, '.*');
+const LRU_CALLER = new RegExp(`^(?:${LRU_CALLERS.map(globRe).join('|')})$`);
+const PLOCK = /^perf-lock\.(.+)\.(contended|wait_total_us|wait_max_us|wait_avg_us)$/;
+// The LRU caller a perf-lock metric is about, or null (other callers, per-type and total rows).
+function lruCaller(metric) {
+  const m = PLOCK.exec(metric);
+  return m && !m[1].startsWith('type.') && m[1] !== 'total' && LRU_CALLER.test(m[1]) ? m[1] : null;
+}
 const cache = { contexts: null, docs: new Map(), metrics: new Map(), series: null };
 
 async function doc(runId) {
@@ -45,7 +73,8 @@ async function metricsOf(ctx, spread = 10) {
   if (cache.metrics.has(ctx.key)) return cache.metrics.get(ctx.key);
   const ks = [...ctx.kernels.values()];
   const step = Math.max(1, Math.ceil(ks.length / spread));
-  const picks = ks.filter((_, i) => i % step === 0 || i === ks.length - 1).map((ids) => ids[0]);
+  // a kernel's runs may be split (the benchmark's, an imported perf report's): up to 3 each
+  const picks = ks.filter((_, i) => i % step === 0 || i === ks.length - 1).flatMap((ids) => ids.slice(0, 3));
   const docs = await Promise.all(picks.map((id) => doc(id).catch(() => null)));
   const names = new Set();
   for (const d of docs) if (d) Object.keys(d.metrics || {}).forEach((n) => names.add(n));
@@ -54,6 +83,7 @@ async function metricsOf(ctx, spread = 10) {
     all,
     perf: all.filter((n) => PERF_LOCK.test(n)),
     stat: all.filter((n) => STAT_LOCK.test(n) && n.endsWith('.contentions')),
+    plock: all.filter((n) => lruCaller(n) && n.endsWith('.wait_total_us')),
   };
   cache.metrics.set(ctx.key, out);
   return out;
@@ -61,7 +91,7 @@ async function metricsOf(ctx, spread = 10) {
 
 function pickThroughput(names, suite) {
   const kpis = names.filter((n) => isKpi(n, suite));
-  return kpis.find((n) => /throughput|ops_per_sec|ops\/s|tps|per_sec/.test(n)) || kpis[0] || '';
+  return kpis.find((n) => n === `${suite}.throughput`) || kpis.find((n) => /throughput|ops_per_sec|ops\/s|tps|per_sec/.test(n)) || kpis[0] || '';
 }
 
 async function seriesList() {
@@ -74,8 +104,8 @@ async function defaultContext(ctxs) {
   const list = [...ctxs.values()].slice(0, 40);
   const found = [];
   await Promise.all(list.map(async (c) => {
-    const d = await doc(c.kernels.values().next().value[0]).catch(() => null);
-    if (d && Object.keys(d.metrics || {}).some((n) => PERF_LOCK.test(n) || STAT_LOCK.test(n))) found.push(c);
+    const ds = await Promise.all(c.kernels.values().next().value.slice(0, 3).map((id) => doc(id).catch(() => null)));
+    if (ds.some((d) => d && Object.keys(d.metrics || {}).some((n) => PERF_LOCK.test(n) || STAT_LOCK.test(n) || lruCaller(n)))) found.push(c);
   }));
   found.sort((a, b) => b.kernels.size - a.kernels.size || a.key.localeCompare(b.key));
   return found[0] || null;
@@ -126,7 +156,8 @@ function lockChart(title, axis, lockSeries, thrSeries, thrName, leftTitle, unitO
   const box = chartBox(title);
   const value = (s, ref) => { const p = s && s.points.find((x) => (x.commit || x.release) === ref); return p ? p.mean : null; };
   const datasets = lockSeries.map(({ name, s }, i) => ({
-    label: name.replace(/^perf-profile\.calltrace\.cycles-pp\./, 'calltrace ').replace(/^perf-profile\.self\.cycles-pp\./, 'self '),
+    label: name.replace(/^perf-profile\.calltrace\.cycles-pp\./, 'calltrace ').replace(/^perf-profile\.self\.cycles-pp\./, 'self ')
+      .replace(/^perf-lock\.(.+)\.wait_total_us$/, '$1'),
     data: axis.map((k) => value(s, k.ref)), yAxisID: 'y', borderColor: color(i + 1), backgroundColor: color(i + 1),
     pointRadius: 4, spanGaps: false, tension: 0,
   }));
@@ -181,6 +212,13 @@ async function chains(ctx, axis, st) {
     .map((n) => ({ n, b: b.mean.get(n), t: t.mean.get(n) }))
     .sort((x, y) => Math.max(y.b || 0, y.t || 0) - Math.max(x.b || 0, x.t || 0)).slice(0, 12);
   const stats = [...names].filter((n) => STAT_LOCK.test(n)).sort().map((n) => ({ n, b: b.mean.get(n), t: t.mean.get(n) }));
+  const callers = [...new Set([...names].map(lruCaller).filter(Boolean))].sort().map((c) => {
+    const v = (side, f) => side.mean.get(`perf-lock.${c}.${f}`);
+    return { c, bn: v(b, 'contended'), tn: v(t, 'contended'), bw: v(b, 'wait_total_us'), tw: v(t, 'wait_total_us'),
+      bmax: v(b, 'wait_max_us'), tmax: v(t, 'wait_max_us') };
+  });
+  const or0 = (v) => (v == null ? el('span', { class: 'muted' }, 'none') : Number.isInteger(v) ? v.toLocaleString('en-US') : fmtNum(v));
+  const pctChange = (x, y) => (x && y != null ? fmtPct(100 * (y - x) / x) : '–');
   const chain = (n) => el('span', { class: 'chain' }, n.replace(/^perf-profile\.(calltrace|self)\.cycles-pp\./, (_, k) => (k === 'self' ? 'self: ' : '')).split('.').join(' → '));
   const pp = (v) => (v == null ? el('span', { class: 'muted' }, 'absent') : `${v.toFixed(2)}%`);
   const href = `/compare${qs({ base: baseRef, target: targetRef, machine: ctx.machine, suite: ctx.suite, params: ctx.params })}`;
@@ -199,7 +237,16 @@ async function chains(ctx, axis, st) {
       { key: 'b', label: 'base', num: true, cell: (r) => (r.b == null ? 'absent' : fmtNum(r.b)) },
       { key: 't', label: 'target', num: true, cell: (r) => (r.t == null ? 'absent' : fmtNum(r.t)) },
       { key: 'c', label: 'change', num: true, cell: (r) => (r.b && r.t != null ? fmtPct(100 * (r.t - r.b) / r.b) : '–') },
-    ], stats) : null);
+    ], stats) : null,
+    callers.length ? table([
+      { key: 'c', label: 'LRU lock caller (perf lock contention)', cls: 'metric', cell: (r) => r.c },
+      { key: 'bn', label: 'contended, base', num: true, cell: (r) => or0(r.bn) },
+      { key: 'tn', label: 'target', num: true, cell: (r) => or0(r.tn) },
+      { key: 'bw', label: 'total wait µs, base', num: true, cell: (r) => or0(r.bw) },
+      { key: 'tw', label: 'target', num: true, cell: (r) => or0(r.tw) },
+      { key: 'cw', label: 'change', num: true, cell: (r) => pctChange(r.bw, r.tw) },
+      { key: 'mx', label: 'max wait µs, base → target', num: true, narrow: false, cell: (r) => `${fmtNum(r.bmax)} → ${fmtNum(r.tmax)}` },
+    ], callers, { caption: 'Callers of the LRU lock: contentions and time waited per run (perf-lock rows, mean of the runs)' }) : null);
 }
 
 async function render() {
@@ -218,14 +265,17 @@ async function render() {
       const sv = (await api(`/api/v1/series/${enc(st.series.replace(/ v\d+$/, ''))}`)).versions.find((v) => v.series === st.series);
       const last = sv && sv.patches[sv.patches.length - 1];
       const hits = last ? [...ctxs.values()].filter((c) => c.kernels.has(last.commit)) : [];
-      for (const c of hits) if (!ctx && (await metricsOf(c)).stat.length + (await metricsOf(c)).perf.length) ctx = c;
+      for (const c of hits) {
+        const cm = await metricsOf(c);
+        if (!ctx && cm.stat.length + cm.perf.length + cm.plock.length) ctx = c;
+      }
     } catch { /* fall through to the default */ }
   }
   if (!ctx) ctx = await defaultContext(ctxs);
   if (!ctx) {
     put(form);
-    status(view, 'empty', 'No LRU lock metrics yet: collect perf-profile call chains (perf record -g, parsed by kperf-collect --format perf-profile) ',
-      'and lock_stat (a kernel with CONFIG_LOCK_STAT=y; kperf-collect reads /proc/lock_stat) with your benchmark runs.');
+    status(view, 'empty', 'No LRU lock metrics yet: collect them with your benchmark runs: kperf-collect run --lock-contention (perf lock, any kernel since 5.19) ',
+      'and --profile (perf record -g), or lock_stat (a kernel with CONFIG_LOCK_STAT=y; kperf-collect reads /proc/lock_stat).');
     return;
   }
   st = { ...st, machine: ctx.machine, suite: ctx.suite, params: ctx.params };
@@ -242,12 +292,14 @@ async function render() {
   if (stale()) return;
   setState(st, { replace: true });
   const perf = m.perf.sort((a, b) => a.length - b.length).slice(0, 4);
+  const plock = m.plock.slice(0, 6);
   const [thr, ...lockTrends] = await Promise.all([st.throughput ? trend(st, st.throughput) : null,
-    ...perf.map((n) => trend(st, n)), ...m.stat.map((n) => trend(st, n))]);
-  const axis = await commitAxis(st, thr);
+    ...perf.map((n) => trend(st, n)), ...m.stat.map((n) => trend(st, n)), ...plock.map((n) => trend(st, n))]);
+  // the commits of the throughput's history, else of the first lock metric's
+  const axis = await commitAxis(st, thr || lockTrends.find(Boolean));
   drawForm(st, ctxs, series, axis);
-  if (!m.perf.length && !m.stat.length) {
-    status(view, 'empty', `${ctx.machine} · ${ctx.suite} has no LRU lock metrics (perf-profile rows on lruvec locks, lock_stat lru_lock contentions). Pick another machine and test.`);
+  if (!m.perf.length && !m.stat.length && !m.plock.length) {
+    status(view, 'empty', `${ctx.machine} · ${ctx.suite} has no LRU lock metrics (perf-profile rows on lruvec locks, lock_stat lru_lock contentions, perf-lock rows of its callers). Pick another machine and test.`);
     return;
   }
   if (!axis.length) { status(view, 'empty', 'No commits with runs in this range.'); return; }
@@ -256,16 +308,26 @@ async function render() {
   const unitOf = (n) => unitMap[n] || '';
   const perfSeries = perf.map((n, i) => ({ name: n, s: lockTrends[i] })).filter((x) => x.s);
   const statSeries = m.stat.map((n, i) => ({ name: n, s: lockTrends[perf.length + i] })).filter((x) => x.s);
+  const plockSeries = plock.map((n, i) => ({ name: n, s: lockTrends[perf.length + m.stat.length + i] })).filter((x) => x.s);
   const charts = [];
-  if (perfSeries.length) charts.push(lockChart('perf-profile share of cycles on the LRU lock per commit, with throughput', axis, perfSeries, thr, st.throughput, 'perf-profile, % of cycles', unitOf));
-  if (statSeries.length) charts.push(lockChart('lock_stat contentions on the LRU lock per commit, with throughput', axis, statSeries, thr, st.throughput, 'lock_stat contentions', unitOf));
+  if (perfSeries.length) {
+    charts.push({ h: 'perf-profile: LRU lock share of cycles',
+      ...lockChart('perf-profile share of cycles on the LRU lock per commit, with throughput', axis, perfSeries, thr, st.throughput, 'perf-profile, % of cycles', unitOf) });
+  }
+  if (statSeries.length) {
+    charts.push({ h: 'lock_stat: LRU lock contentions',
+      ...lockChart('lock_stat contentions on the LRU lock per commit, with throughput', axis, statSeries, thr, st.throughput, 'lock_stat contentions', unitOf) });
+  }
+  if (plockSeries.length) {
+    charts.push({ h: 'perf lock: time waited on the LRU lock by its callers',
+      ...lockChart('total wait on the LRU lock per caller and commit (perf lock contention), with throughput', axis, plockSeries, thr, st.throughput, 'total wait, µs', unitOf) });
+  }
   const chainBox = el('div', {}, el('p', { class: 'status loading' }, 'reading the call chains…'));
   put(view,
     el('p', {}, machineTag(ctx.machine), ` · ${ctx.suite} `, el('span', { class: 'mono' }, ctx.params),
       ` · ${axis.length} kernels`, st.series ? [' of ', link(`/series/${enc(st.series)}`, st.series)] : ' (history)',
       st.throughput ? [' · throughput ', el('span', { class: 'mono' }, st.throughput)] : ''),
-    charts.map((c, i) => el('section', {}, el('h2', {}, i === 0 && perfSeries.length ? 'perf-profile: LRU lock share of cycles' : 'lock_stat: LRU lock contentions'),
-      c.box.wrap)),
+    charts.map((c) => el('section', {}, el('h2', {}, c.h), c.box.wrap)),
     chainBox);
   charts.forEach((c) => c.draw());
   try { put(chainBox, await chains(ctx, axis, st)); } catch (e) { showError(chainBox, e, 'reading the call chains'); }

@@ -131,7 +131,7 @@ Test(cli, run_readtwice_end_to_end)
 				      "lab1", "--spool", spool, "run", "--suite", "readtwice",
 				      "--param", "nr_processes=2", "--variant", "container=docker",
 				      "--iterations", "2", "--commit", SHA, "--series",
-				      "per-memcg-lru_lock v18", "--quiet", "--", "sh", "-c",
+				      "per-memcg-lru_lock v18", "--", "sh", "-c",
 				      READTWICE_SH, NULL};
 		rc = tu_collect(args, env, &out, &err);
 	}
@@ -201,7 +201,7 @@ Test(cli, run_on_this_machine_has_vmstat_deltas)
 {
 	char dir[4096], spool[4200], run_id[200];
 	const char *args[] = {"--server", url, "--token", TOKEN_COLLECTOR, "--machine", "here",
-			      "--spool", spool, "run", "--suite", "readtwice", "--quiet", "--",
+			      "--spool", spool, "run", "--suite", "readtwice", "--",
 			      "sh", "-c", READTWICE_SH "; head -c 1048576 /dev/zero > /dev/null",
 			      NULL};
 	char *out, *err;
@@ -234,7 +234,7 @@ Test(cli, failed_command_is_delivered_and_its_status_returned)
 {
 	char dir[4096], spool[4200], run_id[200];
 	const char *args[] = {"--server", url, "--token", TOKEN_COLLECTOR, "--spool", spool, "run",
-			      "--suite", "readtwice", "--quiet", "--", "sh", "-c",
+			      "--suite", "readtwice", "--", "sh", "-c",
 			      READTWICE_SH "; exit 3", NULL};
 	char *out, *err;
 	json_t *doc;

@@ -232,7 +232,7 @@ Test(custom_e2e, run_format_kv_posts_the_benchmarks_own_numbers)
 	char dir[4096], spool[4200], path[300];
 	const char *args[] = {"--server", url, "--token", TOKEN_COLLECTOR, "--machine", "lab-kv",
 			      "--spool", spool, "run", "--suite", "mybench", "--format", "kv",
-			      "--iterations", "2", "--quiet", "--", "sh", "-c",
+			      "--iterations", "2", "--", "sh", "-c",
 			      "printf 'mybench.ops_per_sec: 1234.5\\nmybench.latency_ms: 2\\n"
 			      "mybench.latency_ms: 4\\n'",
 			      NULL};

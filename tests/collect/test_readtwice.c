@@ -175,7 +175,7 @@ Test(readtwice_e2e, run_stores_throughput_and_vmstat_deltas)
 	char bin[512], dir[4096], spool[4200], run_id[200];
 	const char *args[] = {"--server", url, "--token", TOKEN_COLLECTOR, "--machine", "here",
 			      "--spool", spool, "run", "--suite", "readtwice", "--param",
-			      "nr_processes=2", "--param", "size_mb=8", "--quiet", "--", bin,
+			      "nr_processes=2", "--param", "size_mb=8", "--", bin,
 			      "--procs", "2", "--size-mb", "8", "--dir", dir, NULL};
 	const char *tail, *p;
 	char *out, *err;

@@ -4,8 +4,10 @@
 // confidence intervals, a trend point opens its compare, deep links and Back
 // restore views, triage works with the admin token, the phone layout fits and
 // a commit subject carrying markup stays text.
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { newPage, open, settle, canvasInk, shot, assert, noProblems } from './browser.mjs';
 
 export const MGLRU_CIS = ['[2.23, 3.44]', '[6.97, 9.73]', '[2.16, 3.55]', '[8.83, 10.03]', '[21.12, 23.14]', '[5.53, 6.46]'];
@@ -439,6 +441,42 @@ export function makeChecks(env) {
       }
     }
   }, { skip: token ? null : 'KPERF_TOKEN is not set' });
+
+  // Two commits' runs as kperf-collect posts them from real `perf lock contention`
+  // outputs and the readtwice runs they recorded (tests/fixtures/collect/perf-lock/).
+  const repo = join(dirname(fileURLToPath(import.meta.url)), '../..');
+  const collectBin = process.env.KPERF_COLLECT_BIN || join(repo, 'build/kperf-collect');
+  check('the lru-lock page shows the perf-lock rows of the LRU lock\'s callers', async () => {
+    const base = 'e2ea000000000000000000000000000000000001';
+    const target = 'e2eb000000000000000000000000000000000002';
+    await post('/api/v1/commits', [{ sha: base, subject: 'e2e: perf lock base' }, { sha: target, parent: base, subject: 'e2e: perf lock target' }], token);
+    for (const [sha, fixture] of [[base, 'readtwice-4procs'], [target, 'readtwice-8procs']]) {
+      for (const [format, file] of [['perf-lock', fixture], ['readtwice', `${fixture}.out`]]) {
+        const r = spawnSync(collectBin, ['--server', url, '--token', token, '--machine', 'e2e-perf-lock', 'import', '--format', format,
+          '--suite', 'readtwice', '--param', 'lab=e2e', '--commit', sha, '--quiet', join(repo, 'tests/fixtures/collect/perf-lock', file)],
+        { encoding: 'utf8', env: { ...process.env, KPERF_COLLECT_CONFIG: '/dev/null' } });
+        assert(r.status === 0, `kperf-collect import --format ${format} ${file}: exit ${r.status}: ${r.stderr}`);
+      }
+    }
+    const page = await newPage(browser);
+    try {
+      const path = '/lru-lock?machine=e2e-perf-lock&suite=readtwice&params=lab%3De2e';
+      await open(page, url + path);
+      noProblems(page, path);
+      const body = await page.locator('main').innerText();
+      assert(body.includes('perf lock: time waited on the LRU lock by its callers'), `${path}: no perf lock chart section`);
+      const rows = await page.locator('tr', { hasText: 'folio_batch_move_lru' }).allInnerTexts();
+      // readtwice-4procs: 10 contentions, 70.96 us; readtwice-8procs: 37, 234.12 us (three and five rows summed)
+      assert(rows.some((r) => /\b10\b/.test(r) && /\b37\b/.test(r) && r.includes('70.96') && r.includes('234.12')), `folio_batch_move_lru row: ${rows.join(' | ')}`);
+      assert(!(await page.locator('tr', { hasText: 'ext4_do_writepages' }).count()), 'a caller that is not the LRU lock\'s is listed');
+      const ink = await canvasInk(page);
+      const chart = ink.find((c) => /perf lock contention/.test(c.label));
+      assert(chart && chart.elements > 0 && chart.inked > 2000, `the perf lock chart looks empty: ${JSON.stringify(ink)}`);
+      await shot(page, 'lru-lock-perf-lock');
+    } finally {
+      await page.closeAll();
+    }
+  }, { skip: !token ? 'KPERF_TOKEN is not set' : !existsSync(collectBin) ? `${collectBin} is not built (make)` : null });
 
   return checks;
 }

@@ -39,7 +39,7 @@ fuzz_obj = $(patsubst %,$(FUZZ_DIR)/obj/%.o,$(basename $(1)))
 # One harness per parser of collectors/parse.c's table.
 FUZZ_PARSERS := vm-scalability will-it-scale ycsb memtier perf-profile vmstat proc-vmstat \
                 lock_stat readtwice sysbench lkp-stats-json lkp-matrix-json stress-ng fio \
-                redis-benchmark pgbench hackbench kv json
+                redis-benchmark pgbench hackbench kv json perf-lock
 FUZZ_NAMES   := ingest-runs ingest-commits ref query $(addprefix parse-,$(FUZZ_PARSERS))
 FUZZ_TARGETS ?= $(FUZZ_NAMES)
 FUZZ_BINS    := $(addprefix $(FUZZ_DIR)/,$(FUZZ_NAMES))
