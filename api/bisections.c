@@ -25,7 +25,8 @@
 	" 'steps', coalesce((SELECT jsonb_agg(jsonb_build_object('commit', sc.sha,"                 \
 	"   'subject', sc.subject, 'runs', st.runs, 'change_pct_vs_good', st.change_pct_vs_good,"  \
 	"   'verdict_vs_good', st.verdict_vs_good, 'verdict_vs_bad', st.verdict_vs_bad,"           \
-	"   'class', st.class, 'job_id', st.job_id) ORDER BY st.judged_at, sc.id)"                  \
+	"   'class', st.class, 'job_id', st.job_id,"                                               \
+	"   'position', array_position(b.chain, st.commit_id) - 1) ORDER BY st.judged_at, sc.id)"   \
 	"   FROM bisection_step st JOIN commits sc ON sc.id = st.commit_id"                          \
 	"   WHERE st.bisection_id = b.id), '[]'),"                                                   \
 	" 'started_at', b.started_at, 'ended_at', b.ended_at)"

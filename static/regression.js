@@ -46,7 +46,7 @@ async function bisection(d, node) {
     return;
   }
   const box = chartBox(`${b.metric}: change against the good commit at each bisected commit`, 'short');
-  const steps = [...b.steps].sort((x, y) => x.commit.localeCompare(y.commit));
+  const steps = [...b.steps].sort((x, y) => x.position - y.position); /* in chain order */
   put(node,
     el('p', {}, `${b.state === 'found' ? 'Found' : b.state === 'running' ? 'Running' : 'Inconclusive'}: `,
       el('span', { class: 'mono' }, shortSha(b.good)), ' (good) .. ', el('span', { class: 'mono' }, shortSha(b.bad)),
@@ -71,6 +71,29 @@ async function bisection(d, node) {
       borderColor: color(0), pointBackgroundColor: points.map((p) => color(p.c)), pointRadius: 5 }] },
     options: { scales: { y: { title: { display: true, text: '% change' } } } },
   });
+}
+
+// An admin asks the labs for more runs of both commits (jobs on this machine).
+function moreRuns(d) {
+  const out = el('span', { role: 'status' });
+  const ask = async () => {
+    const token = sessionStorage.getItem(TOKEN_KEY) || '';
+    if (!token) {
+      put(out, 'this needs the admin token: enter it under Triage first');
+      return;
+    }
+    put(out, 'asking…');
+    try {
+      for (const commit of [d.base_commit, d.commit]) {
+        await apiPost('/api/v1/jobs', { commit, machine: d.machine, suite: d.suite, params: d.params,
+          variant: d.variant, runs: 3, reason: `more runs for decision ${d.id}` }, token);
+      }
+      put(out, 'asked: 3 more runs of each side, ', link('/jobs', 'see the jobs'));
+    } catch (e) {
+      put(out, `asking failed: ${errorText(e)}`);
+    }
+  };
+  return el('p', {}, el('button', { type: 'button', id: 'more-runs', onclick: ask }, 'Ask the labs for 3 more runs of both sides'), ' ', out);
 }
 
 function triage(d, onDone) {
@@ -133,7 +156,7 @@ async function render(d, message) {
         d.bisected_to ? ['bisected to', el('span', { class: 'mono' }, shortSha(d.bisected_to))] : null,
       ]))),
     d.bisection ? el('section', {}, el('h2', {}, 'Bisection'), el('div', { id: 'bisection' }, status(el('div'), 'loading', 'Loading the bisection…'))) : null,
-    el('section', {}, el('h2', {}, 'Triage'), triage(d, (next, msg) => render(next, msg))),
+    el('section', {}, el('h2', {}, 'Triage'), triage(d, (next, msg) => render(next, msg)), moreRuns(d)),
     el('section', {}, el('h2', {}, 'History'), kv([
       ['created', fmtDate(d.created_at)],
       ['decided', fmtDate(d.decided_at)],

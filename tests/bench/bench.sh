@@ -20,7 +20,8 @@
 #            to its last decision against its ingest time, and POST to stored
 #            decision of fresh commits posted alone meanwhile (burst.c).
 # BUILD names the build directory (make passes its own); BENCH_ONLY=decisions
-# runs the decisions part alone (about a minute).
+# runs the decisions part alone (about a minute), BENCH_ONLY=bisect that and
+# the bisection bench.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${BUILD:-build}
@@ -53,6 +54,9 @@ echo "kperf bench on $cores cores ($(date -u +%Y-%m-%dT%H:%MZ))"
 # (BENCH_BURST="GROUPS COMMITS" scales it)
 "$build/bench/burst" "$url" "$KPERF_BOOTSTRAP_TOKEN" "$KPERF_DATABASE_URL" ${BENCH_BURST:-600 9}
 [ "${BENCH_ONLY:-}" = decisions ] && exit 0
+# ---- the lab loop: a 1,024-commit range bisected by 4 agents (bisect.sh)
+tests/bench/bisect.sh "$build"
+[ "${BENCH_ONLY:-}" = bisect ] && exit 0
 echo
 
 metrics=${BENCH_METRICS:-5000}
