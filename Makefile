@@ -13,10 +13,14 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
             -Wformat=2 -Wvla -fno-common
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP \
-            $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -I$(BUILD)/gen -Iserver
-# C++ only for server/dtoa.cc, the wrapper of double-conversion (shortest doubles).
+            $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -I$(BUILD)/gen $(SERVER_INC)
+# server/ by concern (README's layout): core (what kperfd and kperf-collect
+# share), http, db, reads, stats, decide, mail; headers are found by folder.
+SERVER_DIRS := server $(patsubst %/,%,$(sort $(dir $(wildcard server/*/*.h))))
+SERVER_INC  := $(addprefix -I,$(SERVER_DIRS))
+# C++ only for server/core/dtoa.cc, the wrapper of double-conversion (shortest doubles).
 CXXFLAGS ?= -O2 -g
-CXXFLAGS += -std=c++17 -Wall -Wextra -Werror -Wshadow -Wmissing-declarations -MMD -MP -Iserver
+CXXFLAGS += -std=c++17 -Wall -Wextra -Werror -Wshadow -Wmissing-declarations -MMD -MP $(SERVER_INC)
 LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldouble-conversion -lstdc++ \
             -lpthread -lm
 ifneq ($(SANITIZE),)
@@ -25,8 +29,8 @@ CXXFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover
 LDFLAGS  += -fsanitize=$(SANITIZE)
 endif
 
-SERVER_SRC := $(filter-out server/main.c,$(wildcard server/*.c)) $(wildcard api/*.c)
-SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/server/dtoa.o \
+SERVER_SRC := $(filter-out server/main.c,$(wildcard server/*.c server/*/*.c)) $(wildcard api/*.c)
+SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/server/core/dtoa.o \
               $(BUILD)/obj/gen/migrations.o
 TEST_SRC   := $(wildcard tests/unit/*.c) $(wildcard tests/integration/*.c)
 TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
@@ -134,7 +138,7 @@ install: $(BUILD)/kperfd
 	cp -r static/. $(DESTDIR)$(PREFIX)/share/kperf/static/
 
 format:
-	clang-format -i server/*.[ch] server/*.cc api/*.[ch] tests/*/*.[ch]
+	clang-format -i server/*.[ch] server/*/*.[ch] server/*/*.cc api/*.[ch] tests/*/*.[ch]
 
 clean:
 	rm -rf build build-asan

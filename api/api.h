@@ -5,7 +5,7 @@
 #ifndef KPERF_API_H
 #define KPERF_API_H
 
-#include "../server/http.h"
+#include "http.h"
 
 #define API_LIST_FILTERS_MAX 16
 

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/bisect.h"
-#include "../server/db.h"
-#include "../server/limits.h"
-#include "../server/util.h"
+#include "bisect.h"
+#include "db.h"
+#include "limits.h"
+#include "util.h"
 #include "api.h"
 #include "ingest_decode.h"
 #include "ref.h"

@@ -4,7 +4,7 @@
  */
 #include <stdio.h>
 
-#include "../server/db.h"
+#include "db.h"
 #include "api.h"
 #include "query.h"
 

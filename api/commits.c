@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../server/db.h"
-#include "../server/limits.h"
+#include "db.h"
+#include "limits.h"
 #include "api.h"
 #include "decode_gate.h"
 #include "ingest_decode.h"

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/compare_load.h"
-#include "../server/db.h"
-#include "../server/jsonw.h"
-#include "../server/util.h"
+#include "compare_load.h"
+#include "db.h"
+#include "jsonw.h"
+#include "util.h"
 #include "api.h"
 #include "compare.h"
 #include "query.h"

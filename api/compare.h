@@ -5,8 +5,8 @@
 #ifndef KPERF_API_COMPARE_H
 #define KPERF_API_COMPARE_H
 
-#include "../server/buf.h"
-#include "../server/compare.h"
+#include "buf.h"
+#include "compare.h"
 #include "ref.h"
 
 struct compare_req {

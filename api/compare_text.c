@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/compare_lkp.h"
-#include "../server/stats_lkp.h"
-#include "../server/stats_mmtests.h"
-#include "../server/util.h"
+#include "compare_lkp.h"
+#include "stats_lkp.h"
+#include "stats_mmtests.h"
+#include "util.h"
 #include "compare.h"
 
 void compare_render_lkp(const struct compare_req *q, struct buf *out)

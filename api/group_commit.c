@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/counters.h"
-#include "../server/db.h"
-#include "../server/limits.h"
-#include "../server/util.h"
+#include "counters.h"
+#include "db.h"
+#include "limits.h"
+#include "util.h"
 #include "group_commit.h"
 
 enum job_state { JOB_QUEUED, JOB_STORED, JOB_ALONE };

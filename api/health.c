@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/counters.h"
-#include "../server/db.h"
-#include "../server/mailer.h"
-#include "../server/readcache.h"
-#include "../server/regress.h"
-#include "../server/route.h"
+#include "counters.h"
+#include "db.h"
+#include "mailer.h"
+#include "readcache.h"
+#include "regress.h"
+#include "route.h"
 #include "api.h"
 
 /*

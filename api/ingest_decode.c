@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/jsonw.h"
-#include "../server/limits.h"
-#include "../server/util.h"
+#include "jsonw.h"
+#include "limits.h"
+#include "util.h"
 #include "ingest_decode.h"
 
 struct path {

@@ -12,11 +12,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../server/buf.h"
-#include "../server/db.h"
-#include "../server/limits.h"
-#include "../server/token.h"
-#include "../server/util.h"
+#include "buf.h"
+#include "db.h"
+#include "limits.h"
+#include "token.h"
+#include "util.h"
 #include "api.h"
 #include "ingest_decode.h"
 #include "jobs.h"

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/limits.h"
-#include "../server/util.h"
+#include "limits.h"
+#include "util.h"
 #include "query.h"
 
 void query_glob_like(struct buf *out, const char *glob)

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/buf.h"
-#include "../server/db.h"
-#include "../server/util.h"
+#include "buf.h"
+#include "db.h"
+#include "util.h"
 #include "query.h"
 #include "ref.h"
 

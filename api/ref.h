@@ -9,7 +9,7 @@
 #include <jansson.h>
 #include <libpq-fe.h>
 
-#include "../server/http.h"
+#include "http.h"
 
 struct ref {
 	char *text;       /* as given */

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/db.h"
-#include "../server/jsonw.h"
-#include "../server/limits.h"
-#include "../server/util.h"
+#include "db.h"
+#include "jsonw.h"
+#include "limits.h"
+#include "util.h"
 #include "api.h"
 #include "ingest_decode.h"
 #include "store.h"

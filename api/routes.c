@@ -4,8 +4,8 @@
  */
 #include <string.h>
 
-#include "../server/route.h"
-#include "../server/static.h"
+#include "route.h"
+#include "static.h"
 #include "api.h"
 
 const struct route routes[] = {

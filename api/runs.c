@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/counters.h"
-#include "../server/db.h"
-#include "../server/jsonw.h"
-#include "../server/limits.h"
-#include "../server/token.h"
-#include "../server/util.h"
+#include "counters.h"
+#include "db.h"
+#include "jsonw.h"
+#include "limits.h"
+#include "token.h"
+#include "util.h"
 #include "api.h"
 #include "jobs.h"
 #include "group_commit.h"

@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/commit_order.h"
-#include "../server/compare_load.h"
-#include "../server/db.h"
-#include "../server/jsonw.h"
-#include "../server/stats_lkp.h"
-#include "../server/util.h"
+#include "commit_order.h"
+#include "compare_load.h"
+#include "db.h"
+#include "jsonw.h"
+#include "stats_lkp.h"
+#include "util.h"
 #include "api.h"
 
 static const char SQL_LIST[] =

@@ -16,11 +16,11 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "../server/buf.h"
-#include "../server/db.h"
-#include "../server/jsonw.h"
-#include "../server/limits.h"
-#include "../server/util.h"
+#include "buf.h"
+#include "db.h"
+#include "jsonw.h"
+#include "limits.h"
+#include "util.h"
 #include "store.h"
 
 /* The posted machine as columns, from j (its JSON). */

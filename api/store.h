@@ -9,7 +9,7 @@
 
 #include <libpq-fe.h>
 
-#include "../server/strmap.h"
+#include "strmap.h"
 #include "ingest_decode.h"
 
 /*

@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/db.h"
-#include "../server/jsonw.h"
-#include "../server/stats.h"
-#include "../server/trend.h"
-#include "../server/util.h"
+#include "db.h"
+#include "jsonw.h"
+#include "stats.h"
+#include "trend.h"
+#include "util.h"
 #include "api.h"
 #include "query.h"
 

@@ -72,6 +72,6 @@ double dvec_pstddev(const struct dvec *d);
 /* Kahan-Babuska summation of n doubles (what Ruby's Array#sum does). */
 double sum_kb(const double *v, size_t n);
 
-#include "../server/banned.h"
+#include "banned.h"
 
 #endif

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "../../api/ref.h"
-#include "../../server/db.h"
+#include "db.h"
 #include "fuzz.h"
 
 /* Test doubles for server/http.c: record the status, check the message. */

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../server/db.h"
+#include "db.h"
 #include "harness.h"
 
 static struct kperfd K;

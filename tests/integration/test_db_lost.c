@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../server/db.h"
+#include "db.h"
 #include "harness.h"
 
 static struct pg_cluster PG;

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../server/migrate.h"
+#include "migrate.h"
 #include "harness.h"
 
 #define THREADS 16
