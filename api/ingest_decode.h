@@ -68,6 +68,12 @@ void ingest_release(struct ingest *in);
 int ingest_decode_test(json_t *obj, const char *field, int want_variant, char **params,
 		       char **variant, struct decode_error *err);
 
+/* The contract's name rule: 1-max of A-Za-z0-9 and the characters of extra
+ * (suites, machines, run ids); 0 or -1. kperf-collect checks its flags by it. */
+int ingest_check_pattern(const char *s, size_t max, const char *extra);
+/* A full commit sha: 40 hex digits; 0 or -1. */
+int ingest_check_hex40(const char *s);
+
 /* Validate an ISO 8601 date-time (2020-06-16T10:00:00Z, offsets, fractions). 0 or -1. */
 int iso8601_check(const char *s);
 

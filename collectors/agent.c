@@ -24,7 +24,7 @@
 
 #include "agent.h"
 #include "catalogue.h"
-#include "cbuf.h"
+#include "buf.h"
 #include "cutil.h"
 #include "jobfile.h"
 #include "kernel.h"

@@ -12,17 +12,17 @@
 #include <string.h>
 
 #include "catalogue.h"
-#include "cbuf.h"
+#include "buf.h"
 #include "cutil.h"
 #include "parse.h"
 
 /* ---- words ---- */
 
-static void words_push(char ***w, size_t *n, size_t *cap, struct cbuf *b)
+static void words_push(char ***w, size_t *n, size_t *cap, struct buf *b)
 {
 	if (*n + 2 > *cap)
 		*w = xrealloc(*w, (*cap = *cap ? *cap * 2 : 8) * sizeof(char *));
-	(*w)[(*n)++] = cbuf_detach(b, NULL);
+	(*w)[(*n)++] = buf_detach(b, NULL);
 	(*w)[*n] = NULL;
 }
 
@@ -30,7 +30,7 @@ static void words_push(char ***w, size_t *n, size_t *cap, struct cbuf *b)
 static char **split(const char *s, size_t maxwords, const char *noun, size_t *nout, char *err,
 		    size_t errsz)
 {
-	struct cbuf b = CBUF_INIT;
+	struct buf b = BUF_INIT;
 	char **w = xcalloc(1, sizeof(char *));
 	size_t n = 0, cap = 1;
 	int in_word = 0;
@@ -56,13 +56,13 @@ static char **split(const char *s, size_t maxwords, const char *noun, size_t *no
 				snprintf(err, errsz, "unterminated ' quote");
 				goto fail;
 			}
-			cbuf_append(&b, p + 1, (size_t)(end - p - 1));
+			buf_append(&b, p + 1, (size_t)(end - p - 1));
 			p = end;
 		} else if (*p == '"') {
 			for (p++; *p && *p != '"'; p++) {
 				if (*p == '\\' && p[1] && strchr("\"\\$`", p[1]))
 					p++;
-				cbuf_putc(&b, *p);
+				buf_putc(&b, *p);
 			}
 			if (!*p) {
 				snprintf(err, errsz, "unterminated \" quote");
@@ -73,16 +73,16 @@ static char **split(const char *s, size_t maxwords, const char *noun, size_t *no
 				snprintf(err, errsz, "a backslash ends the line");
 				goto fail;
 			}
-			cbuf_putc(&b, *++p);
+			buf_putc(&b, *++p);
 		} else {
-			cbuf_putc(&b, *p);
+			buf_putc(&b, *p);
 		}
 	}
-	cbuf_release(&b);
+	buf_release(&b);
 	*nout = n;
 	return w;
 fail:
-	cbuf_release(&b);
+	buf_release(&b);
 	catalogue_words_free(w);
 	return NULL;
 }

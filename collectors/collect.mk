@@ -4,14 +4,21 @@
 # (warnings, sanitizers, -MMD) it uses as they are.
 
 COLLECT_SRC      := $(wildcard collectors/*.c)
-COLLECT_OBJ      := $(COLLECT_SRC:%.c=$(BUILD)/obj/%.o)
+# What kperfd and kperf-collect share (server/core: buffers, allocation, the
+# JSON writer with shortest doubles) and the ingest contract's decoder: a run
+# kperf-collect sends is checked by the code kperfd accepts it with.
+COLLECT_SHARED   := $(BUILD)/obj/server/core/buf.o $(BUILD)/obj/server/core/util.o \
+                    $(BUILD)/obj/server/core/jsonw.o $(BUILD)/obj/server/core/dtoa.o \
+                    $(BUILD)/obj/api/ingest_decode.o $(BUILD)/obj/api/decode_ctx.o
+COLLECT_OBJ      := $(COLLECT_SRC:%.c=$(BUILD)/obj/%.o) $(COLLECT_SHARED)
 COLLECT_LIB_OBJ  := $(filter-out $(BUILD)/obj/collectors/main.o,$(COLLECT_OBJ))
 COLLECT_TEST_SRC := $(wildcard tests/collect/*.c)
 COLLECT_TEST_OBJ := $(COLLECT_TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/tests/integration/harness.o
 
 # /proc/config.gz is read with zlib when its headers are there, else via zcat.
 COLLECT_ZLIB     := $(shell pkg-config --exists zlib 2>/dev/null && echo yes)
-COLLECT_LIBS     := -lcurl -ljansson $(if $(COLLECT_ZLIB),-lz) -lm
+COLLECT_LIBS     := -lcurl -ljansson $(if $(COLLECT_ZLIB),-lz) -lxxhash -ldouble-conversion \
+                    -lstdc++ -lm
 ifneq ($(COLLECT_ZLIB),)
 $(BUILD)/obj/collectors/kernel.o: CFLAGS += -DKPERF_HAVE_ZLIB
 $(BUILD)/obj/tests/collect/test_kernel.o: CFLAGS += -DKPERF_HAVE_ZLIB

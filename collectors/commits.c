@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cbuf.h"
+#include "buf.h"
 #include "commits.h"
 #include "cutil.h"
 #include "progress.h"
@@ -50,9 +50,9 @@ char *commits_message_id(const char *body)
 			if (*v)
 				id = *v == '<' ? xstrdup(v) : NULL;
 			if (*v && !id) {
-				struct cbuf b = CBUF_INIT;
-				cbuf_printf(&b, "<%s>", v);
-				id = cbuf_detach(&b, NULL);
+				struct buf b = BUF_INIT;
+				buf_printf(&b, "<%s>", v);
+				id = buf_detach(&b, NULL);
 			}
 		} else if (!strncasecmp(s, "Link:", 5)) {
 			/* https://lore.kernel.org/r/<id> or .../<list>/<id>/ or https://lkml.kernel.org/r/<id> */
@@ -65,9 +65,9 @@ char *commits_message_id(const char *body)
 				while (*end && *end != '/' && !isspace((unsigned char)*end))
 					end++;
 				if (end > at + 1 && start < at) {
-					struct cbuf b = CBUF_INIT;
-					cbuf_printf(&b, "<%.*s>", (int)(end - start), start);
-					id = cbuf_detach(&b, NULL);
+					struct buf b = BUF_INIT;
+					buf_printf(&b, "<%.*s>", (int)(end - start), start);
+					id = buf_detach(&b, NULL);
 				}
 			}
 		}
@@ -181,7 +181,7 @@ json_t *commits_parse(const char *text, size_t len, const struct commits_opts *o
 }
 
 /* `git -C dir log ...` output into out; returns 0 or -1 with a message. */
-static int git_log(const struct commits_opts *o, struct cbuf *out)
+static int git_log(const struct commits_opts *o, struct buf *out)
 {
 	const char *argv[] = {"git", "-C", o->git_dir, "log", "-z", "--first-parent",
 			      "--name-only", "--no-renames", "--format=" COMMITS_GIT_FORMAT,
@@ -210,7 +210,7 @@ static int git_log(const struct commits_opts *o, struct cbuf *out)
 			continue;
 		if (n < 0)
 			break;
-		cbuf_append(out, chunk, (size_t)n);
+		buf_append(out, chunk, (size_t)n);
 	}
 	close(p[0]);
 	while (waitpid(pid, &st, 0) < 0)
@@ -226,18 +226,18 @@ static int git_log(const struct commits_opts *o, struct cbuf *out)
 
 int commits_command(const struct collect_config *c, const struct commits_opts *o)
 {
-	struct cbuf log = CBUF_INIT;
+	struct buf log = BUF_INIT;
 	json_t *list;
 	char err[256];
 	size_t n;
 	int rc = 0;
 
 	if (git_log(o, &log)) {
-		cbuf_release(&log);
+		buf_release(&log);
 		return EXIT_USAGE;
 	}
-	list = commits_parse(cbuf_str(&log), log.len, o, err, sizeof(err));
-	cbuf_release(&log);
+	list = commits_parse(buf_str(&log), log.len, o, err, sizeof(err));
+	buf_release(&log);
 	if (!list) {
 		err_msg("%s", err);
 		return EXIT_USAGE;

@@ -14,51 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cbuf.h"
+#include "buf.h"
 #include "cutil.h"
 
-static void oom(size_t n)
-{
-	fprintf(stderr, "kperf-collect: out of memory allocating %zu bytes\n", n);
-	abort();
-}
-
-void *xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-	if (!p)
-		oom(n);
-	return p;
-}
-
-void *xcalloc(size_t nmemb, size_t size)
-{
-	void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
-	if (!p)
-		oom(nmemb * size);
-	return p;
-}
-
-void *xrealloc(void *p, size_t n)
-{
-	void *q = realloc(p, n ? n : 1);
-	if (!q)
-		oom(n);
-	return q;
-}
-
-char *xstrdup(const char *s)
-{
-	return xstrndup(s, strlen(s));
-}
-
-char *xstrndup(const char *s, size_t n)
-{
-	char *p = xmalloc(n + 1);
-	memcpy(p, s, n);
-	p[n] = '\0';
-	return p;
-}
 
 static void vmsg(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
@@ -145,7 +103,7 @@ int cparse_double_n(const char *s, size_t n, double *out)
 
 char *read_file(const char *path, size_t max, size_t *len)
 {
-	struct cbuf b = CBUF_INIT;
+	struct buf b = BUF_INIT;
 	char chunk[65536];
 	ssize_t n;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -159,7 +117,7 @@ char *read_file(const char *path, size_t max, size_t *len)
 		if (n < 0) {
 			int e = errno;
 			close(fd);
-			cbuf_release(&b);
+			buf_release(&b);
 			errno = e;
 			return NULL;
 		}
@@ -167,19 +125,19 @@ char *read_file(const char *path, size_t max, size_t *len)
 			break;
 		if (b.len + (size_t)n > max) {
 			close(fd);
-			cbuf_release(&b);
+			buf_release(&b);
 			errno = EFBIG;
 			return NULL;
 		}
-		cbuf_append(&b, chunk, (size_t)n);
+		buf_append(&b, chunk, (size_t)n);
 	}
 	close(fd);
-	return cbuf_detach(&b, len);
+	return buf_detach(&b, len);
 }
 
 int write_file_atomic(const char *path, const char *data, size_t len)
 {
-	struct cbuf tmp = CBUF_INIT;
+	struct buf tmp = BUF_INIT;
 	const char *slash = strrchr(path, '/');
 	size_t off = 0;
 	int fd, e;
@@ -187,9 +145,9 @@ int write_file_atomic(const char *path, const char *data, size_t len)
 	/* The temporary name starts with a dot in the same directory, so readers
 	 * that skip dot files never see a half-written file. */
 	if (slash)
-		cbuf_printf(&tmp, "%.*s/.%s.XXXXXX", (int)(slash - path), path, slash + 1);
+		buf_printf(&tmp, "%.*s/.%s.XXXXXX", (int)(slash - path), path, slash + 1);
 	else
-		cbuf_printf(&tmp, ".%s.XXXXXX", path);
+		buf_printf(&tmp, ".%s.XXXXXX", path);
 	fd = mkstemp(tmp.data);
 	if (fd < 0)
 		goto fail;
@@ -219,11 +177,11 @@ int write_file_atomic(const char *path, const char *data, size_t len)
 		errno = e;
 		goto fail;
 	}
-	cbuf_release(&tmp);
+	buf_release(&tmp);
 	return 0;
 fail:
 	e = errno;
-	cbuf_release(&tmp);
+	buf_release(&tmp);
 	errno = e;
 	return -1;
 }

@@ -1,7 +1,7 @@
 /*
  * cutil.h - the collector's process-wide basics: allocation that aborts on
  * OOM, messages on stderr, bounded number parsing, whole-file reads and the
- * overridable roots of /proc, /sys and /boot. Shares nothing with server/.
+ * overridable roots of /proc, /sys and /boot. Allocation comes from server/core.
  */
 #ifndef KPERF_CUTIL_H
 #define KPERF_CUTIL_H
@@ -14,11 +14,6 @@
 #include <string.h>
 
 /* Allocators: never return NULL; print a message and abort when memory is exhausted. */
-void *xmalloc(size_t n);
-void *xcalloc(size_t nmemb, size_t size);
-void *xrealloc(void *p, size_t n);
-char *xstrdup(const char *s);
-char *xstrndup(const char *s, size_t n);
 
 /* "kperf-collect: <msg>" on stderr. warn_msg for notes, err_msg for failures. */
 void warn_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -72,6 +67,7 @@ double dvec_pstddev(const struct dvec *d);
 /* Kahan-Babuska summation of n doubles (what Ruby's Array#sum does). */
 double sum_kb(const double *v, size_t n);
 
+#include "util.h" /* allocation: xmalloc & co., shared with kperfd */
 #include "banned.h"
 
 #endif

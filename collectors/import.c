@@ -157,8 +157,14 @@ int import_command(const struct collect_config *c, const struct import_opts *o)
 	if (!o->deliver) {
 		json_t *top = json_array_size(all) == 1 ? json_incref(json_array_get(all, 0))
 							: json_pack("{sO}", "runs", all);
-		char *s = json_dumps(top, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
-		printf("%s\n", s);
+		char *s = json_dumps(top, JSON_INDENT(2) | JSON_REAL_PRECISION(17)), why[1700];
+		/* what parse prints is what kperfd takes: checked by its decoder */
+		if (rundoc_check(s, strlen(s), why, sizeof(why))) {
+			err_msg("%s: the run breaks kperfd's ingest contract (%s)", o->files[0], why);
+			rc = EXIT_REJECTED;
+		} else {
+			printf("%s\n", s);
+		}
 		free(s);
 		json_decref(top);
 	} else {

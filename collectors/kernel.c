@@ -16,7 +16,7 @@
 #include <zlib.h>
 #endif
 
-#include "cbuf.h"
+#include "buf.h"
 #include "cutil.h"
 #include "kernel.h"
 #include "parse.h"
@@ -84,7 +84,7 @@ json_t *kernel_config_parse(const char *text, size_t len)
 #ifdef KPERF_HAVE_ZLIB
 static char *read_gz(const char *path, size_t *len)
 {
-	struct cbuf b = CBUF_INIT;
+	struct buf b = BUF_INIT;
 	char chunk[65536];
 	gzFile f = gzopen(path, "rb");
 	int n;
@@ -92,23 +92,23 @@ static char *read_gz(const char *path, size_t *len)
 	if (!f)
 		return NULL;
 	while ((n = gzread(f, chunk, sizeof(chunk))) > 0) {
-		cbuf_append(&b, chunk, (size_t)n);
+		buf_append(&b, chunk, (size_t)n);
 		if (b.len > CONFIG_MAX)
 			break;
 	}
 	if (n < 0 || b.len > CONFIG_MAX) {
 		gzclose(f);
-		cbuf_release(&b);
+		buf_release(&b);
 		return NULL;
 	}
 	gzclose(f);
-	return cbuf_detach(&b, len);
+	return buf_detach(&b, len);
 }
 #else
 /* Without zlib: zcat, fed the file on stdin so the path needs no quoting. */
 static char *read_gz(const char *path, size_t *len)
 {
-	struct cbuf b = CBUF_INIT;
+	struct buf b = BUF_INIT;
 	char chunk[65536];
 	int in, p[2], status;
 	pid_t pid;
@@ -137,27 +137,27 @@ static char *read_gz(const char *path, size_t *len)
 			continue;
 		if (n < 0 || b.len > CONFIG_MAX)
 			break;
-		cbuf_append(&b, chunk, (size_t)n);
+		buf_append(&b, chunk, (size_t)n);
 	}
 	close(p[0]);
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
 	    WEXITSTATUS(status) || b.len > CONFIG_MAX) {
-		cbuf_release(&b);
+		buf_release(&b);
 		return NULL;
 	}
-	return cbuf_detach(&b, len);
+	return buf_detach(&b, len);
 }
 #endif
 
 /* First line of a small file, trimmed, or NULL. */
 static char *read_line(const char *dir, const char *name)
 {
-	struct cbuf p = CBUF_INIT;
+	struct buf p = BUF_INIT;
 	char *text, *nl, *t;
 
-	cbuf_printf(&p, "%s/%s", dir, name);
-	text = read_file(cbuf_str(&p), 1u << 20, NULL);
-	cbuf_release(&p);
+	buf_printf(&p, "%s/%s", dir, name);
+	text = read_file(buf_str(&p), 1u << 20, NULL);
+	buf_release(&p);
 	if (!text)
 		return NULL;
 	nl = strchr(text, '\n');
@@ -181,7 +181,7 @@ static void set_release(struct kernel_facts *k, const char *r)
 
 void kernel_facts_read(struct kernel_facts *k)
 {
-	struct cbuf p = CBUF_INIT;
+	struct buf p = BUF_INIT;
 	char *s = read_line(root_proc(), "sys/kernel/osrelease");
 	size_t len;
 	char *text;
@@ -201,19 +201,19 @@ void kernel_facts_read(struct kernel_facts *k)
 	k->version = read_line(root_proc(), "version");
 	k->cmdline = read_line(root_proc(), "cmdline");
 
-	cbuf_printf(&p, "%s/config.gz", root_proc());
-	text = read_gz(cbuf_str(&p), &len);
+	buf_printf(&p, "%s/config.gz", root_proc());
+	text = read_gz(buf_str(&p), &len);
 	if (!text) {
-		cbuf_reset(&p);
-		cbuf_printf(&p, "%s/config-%s", root_boot(), k->release);
-		text = read_file(cbuf_str(&p), CONFIG_MAX, &len);
+		buf_reset(&p);
+		buf_printf(&p, "%s/config-%s", root_boot(), k->release);
+		text = read_file(buf_str(&p), CONFIG_MAX, &len);
 	}
 	if (text) {
 		k->config = kernel_config_parse(text, len);
-		snprintf(k->config_source, sizeof(k->config_source), "%s", cbuf_str(&p));
+		snprintf(k->config_source, sizeof(k->config_source), "%s", buf_str(&p));
 		free(text);
 	}
-	cbuf_release(&p);
+	buf_release(&p);
 }
 
 void kernel_facts_release(struct kernel_facts *k)

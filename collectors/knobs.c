@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cbuf.h"
+#include "buf.h"
 #include "cutil.h"
 #include "knobs.h"
 #include "parse.h"
@@ -18,12 +18,12 @@
 
 static char *read_small(const char *root, const char *rel)
 {
-	struct cbuf p = CBUF_INIT;
+	struct buf p = BUF_INIT;
 	char *text;
 
-	cbuf_printf(&p, "%s/%s", root, rel);
-	text = read_file(cbuf_str(&p), 1u << 20, NULL);
-	cbuf_release(&p);
+	buf_printf(&p, "%s/%s", root, rel);
+	text = read_file(buf_str(&p), 1u << 20, NULL);
+	buf_release(&p);
 	return text;
 }
 

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "catalogue.h"
-#include "cbuf.h"
+#include "buf.h"
 #include "cutil.h"
 #include "kswitch.h"
 #include "parse.h"
@@ -34,11 +34,11 @@ static double mono(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void take(struct cbuf *b, const char *chunk, size_t n, int echo, size_t keep)
+static void take(struct buf *b, const char *chunk, size_t n, int echo, size_t keep)
 {
 	if (echo)
 		fwrite(chunk, 1, n, stdout);
-	cbuf_append(b, chunk, n);
+	buf_append(b, chunk, n);
 	if (b->len > 2 * keep) {
 		memmove(b->data, b->data + b->len - keep, keep);
 		b->len = keep;
@@ -56,7 +56,7 @@ static int exec_capture(char **argv, const char *const *extra, int echo, size_t 
 			long timeout_s, char **out)
 {
 	const char *args[CATALOGUE_WORDS_MAX + 4];
-	struct cbuf b = CBUF_INIT;
+	struct buf b = BUF_INIT;
 	double t0 = mono();
 	int p[2], st = 0, n = 0, fd;
 	pid_t pid;
@@ -125,8 +125,8 @@ static int exec_capture(char **argv, const char *const *extra, int echo, size_t 
 	if (echo)
 		fflush(stdout);
 	free(*out);
-	*out = rundoc_utf8_tail(cbuf_str(&b), b.len, keep);
-	cbuf_release(&b);
+	*out = rundoc_utf8_tail(buf_str(&b), b.len, keep);
+	buf_release(&b);
 	return run_exit_status(st);
 }
 

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cbuf.h"
+#include "buf.h"
 #include "cutil.h"
 #include "lease.h"
 #include "post.h"
@@ -24,7 +24,7 @@ long lease_call(const struct collect_config *c, const char *machine, long job_id
 		size_t whatsz)
 {
 	struct post_result r;
-	struct cbuf path = CBUF_INIT;
+	struct buf path = BUF_INIT;
 	json_t *body = json_pack("{s:s}", "machine", machine), *j;
 	char *text;
 	long status;
@@ -35,8 +35,8 @@ long lease_call(const struct collect_config *c, const char *machine, long job_id
 		json_object_set_new(body, "reason", json_string(reason));
 	text = json_dumps(body, JSON_COMPACT);
 	json_decref(body);
-	cbuf_printf(&path, "/api/v1/jobs/%ld/%s", job_id, action);
-	status = post_request(c, "POST", cbuf_str(&path), text, strlen(text), timeout_s, NULL, NULL,
+	buf_printf(&path, "/api/v1/jobs/%ld/%s", job_id, action);
+	status = post_request(c, "POST", buf_str(&path), text, strlen(text), timeout_s, NULL, NULL,
 			      &r);
 	if (!status) {
 		snprintf(what, whatsz, "no answer: %s", r.error);
@@ -52,7 +52,7 @@ long lease_call(const struct collect_config *c, const char *machine, long job_id
 			*answer = json_loads(r.body, 0, NULL);
 	}
 	post_result_release(&r);
-	cbuf_release(&path);
+	buf_release(&path);
 	free(text);
 	return status;
 }

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cbuf.h"
+#include "buf.h"
 #include "cutil.h"
 #include "machine.h"
 #include "parse.h"
@@ -29,15 +29,15 @@ size_t machine_name_clean(const char *src, char *dst, size_t dstsz)
 
 static void read_cpuinfo(struct machine_facts *m)
 {
-	struct cbuf p = CBUF_INIT;
+	struct buf p = BUF_INIT;
 	char *text, *line;
 	long ids[1024];
 	size_t nids = 0, len;
 	struct lines it;
 
-	cbuf_printf(&p, "%s/cpuinfo", root_proc());
-	text = read_file(cbuf_str(&p), 64u << 20, &len);
-	cbuf_release(&p);
+	buf_printf(&p, "%s/cpuinfo", root_proc());
+	text = read_file(buf_str(&p), 64u << 20, &len);
+	buf_release(&p);
 	if (!text)
 		return;
 	lines_init(&it, text, len);
@@ -69,14 +69,14 @@ static void read_cpuinfo(struct machine_facts *m)
 
 static long count_nodes(void)
 {
-	struct cbuf p = CBUF_INIT;
+	struct buf p = BUF_INIT;
 	struct dirent *e;
 	long n = 0;
 	DIR *d;
 
-	cbuf_printf(&p, "%s/devices/system/node", root_sys());
-	d = opendir(cbuf_str(&p));
-	cbuf_release(&p);
+	buf_printf(&p, "%s/devices/system/node", root_sys());
+	d = opendir(buf_str(&p));
+	buf_release(&p);
 	if (!d)
 		return 0;
 	while ((e = readdir(d))) {
@@ -95,7 +95,7 @@ static long count_nodes(void)
 int machine_facts_read(struct machine_facts *m, const char *name)
 {
 	char host[256] = "";
-	struct cbuf p = CBUF_INIT;
+	struct buf p = BUF_INIT;
 	json_t *mem;
 
 	memset(m, 0, sizeof(*m));
@@ -107,9 +107,9 @@ int machine_facts_read(struct machine_facts *m, const char *name)
 	if (!machine_name_clean(name, m->name, sizeof(m->name)))
 		return -1;
 	read_cpuinfo(m);
-	cbuf_printf(&p, "%s/meminfo", root_proc());
-	mem = proc_kv_read(cbuf_str(&p));
-	cbuf_release(&p);
+	buf_printf(&p, "%s/meminfo", root_proc());
+	mem = proc_kv_read(buf_str(&p));
+	buf_release(&p);
 	if (json_object_get(mem, "MemTotal"))
 		m->memory_mb = (long)(json_number_value(json_object_get(mem, "MemTotal")) / 1024);
 	json_decref(mem);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cbuf.h"
+#include "buf.h"
 #include "cutil.h"
 #include "metrics.h"
 
@@ -56,7 +56,7 @@ int metrics_add(json_t *metrics, const char *name, double v)
 
 int metrics_addf(json_t *metrics, double v, const char *fmt, ...)
 {
-	struct cbuf b = CBUF_INIT;
+	struct buf b = BUF_INIT;
 	va_list ap;
 	char tmp[METRIC_NAME_MAX * 2];
 	int rc;
@@ -64,9 +64,9 @@ int metrics_addf(json_t *metrics, double v, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(tmp, sizeof(tmp), fmt, ap);
 	va_end(ap);
-	cbuf_puts(&b, tmp);
-	rc = metrics_add(metrics, cbuf_str(&b), v);
-	cbuf_release(&b);
+	buf_puts(&b, tmp);
+	rc = metrics_add(metrics, buf_str(&b), v);
+	buf_release(&b);
 	return rc;
 }
 

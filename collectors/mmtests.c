@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cbuf.h"
+#include "buf.h"
 #include "cutil.h"
 #include "mmtests.h"
 #include "parse.h"
@@ -114,25 +114,25 @@ static int walk_dir(struct walk *w, const char *dir, int depth, int64_t iter)
 		return -1;
 	}
 	while (!rc && (e = readdir(d))) {
-		struct cbuf path = CBUF_INIT;
+		struct buf path = BUF_INIT;
 		struct stat st;
 		int64_t threads, inst, n;
 		int gz;
 
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		cbuf_printf(&path, "%s/%s", dir, e->d_name);
-		if (lstat(cbuf_str(&path), &st)) {
+		buf_printf(&path, "%s/%s", dir, e->d_name);
+		if (lstat(buf_str(&path), &st)) {
 			/* vanished while we looked: not ours to judge */
 		} else if (S_ISDIR(st.st_mode)) {
 			if (depth < MMTESTS_DEPTH_MAX)
-				rc = walk_dir(w, cbuf_str(&path), depth + 1,
+				rc = walk_dir(w, buf_str(&path), depth + 1,
 					      number_after(e->d_name, "iter-", &n) ? iter : n);
 		} else if (S_ISREG(st.st_mode) && !raw_name(e->d_name, &threads, &inst, &gz)) {
 			if (gz) {
 				snprintf(w->err, w->errsz,
 					 "%s: compressed logs are not read (gunzip -r the directory)",
-					 cbuf_str(&path));
+					 buf_str(&path));
 				rc = -1;
 			} else if (w->n == MMTESTS_FILES_MAX) {
 				snprintf(w->err, w->errsz, "%s: more than %d sysbench logs", dir,
@@ -143,14 +143,14 @@ static int walk_dir(struct walk *w, const char *dir, int depth, int64_t iter)
 					w->cap = w->cap ? 2 * w->cap : 16;
 					w->v = xrealloc(w->v, w->cap * sizeof(*w->v));
 				}
-				w->v[w->n].path = xstrdup(cbuf_str(&path));
+				w->v[w->n].path = xstrdup(buf_str(&path));
 				w->v[w->n].iter = iter;
 				w->v[w->n].threads = threads;
 				w->v[w->n].inst = inst;
 				w->n++;
 			}
 		}
-		cbuf_release(&path);
+		buf_release(&path);
 	}
 	closedir(d);
 	return rc;

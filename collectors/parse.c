@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cbuf.h"
+#include "buf.h"
 #include "cutil.h"
 #include "metrics.h"
 #include "parse.h"
@@ -85,22 +85,22 @@ void parse_new_run(struct parse_ctx *pc)
 	json_array_append_new(pc->runs, json_object());
 }
 
-static void full_name(struct cbuf *b, const struct parse_ctx *pc, const char *key)
+static void full_name(struct buf *b, const struct parse_ctx *pc, const char *key)
 {
 	if (pc->program[0])
-		cbuf_printf(b, "%s.%s", pc->program, key);
+		buf_printf(b, "%s.%s", pc->program, key);
 	else
-		cbuf_puts(b, key);
+		buf_puts(b, key);
 }
 
 int parse_metric(struct parse_ctx *pc, const char *key, double v)
 {
-	struct cbuf b = CBUF_INIT;
+	struct buf b = BUF_INIT;
 	int rc;
 
 	full_name(&b, pc, key);
-	rc = metrics_add(parse_metrics(pc), cbuf_str(&b), v);
-	cbuf_release(&b);
+	rc = metrics_add(parse_metrics(pc), buf_str(&b), v);
+	buf_release(&b);
 	return rc;
 }
 
@@ -118,22 +118,22 @@ int parse_metric_as(struct parse_ctx *pc, const char *key, double v, const char 
 
 void parse_unit(struct parse_ctx *pc, const char *key, const char *unit)
 {
-	struct cbuf b = CBUF_INIT;
+	struct buf b = BUF_INIT;
 
 	full_name(&b, pc, key);
 	metric_name_clean(b.data);
-	json_object_set_new(pc->units, cbuf_str(&b), json_string(unit));
-	cbuf_release(&b);
+	json_object_set_new(pc->units, buf_str(&b), json_string(unit));
+	buf_release(&b);
 }
 
 void parse_direction(struct parse_ctx *pc, const char *key, const char *direction)
 {
-	struct cbuf b = CBUF_INIT;
+	struct buf b = BUF_INIT;
 
 	full_name(&b, pc, key);
 	metric_name_clean(b.data);
-	json_object_set_new(pc->directions, cbuf_str(&b), json_string(direction));
-	cbuf_release(&b);
+	json_object_set_new(pc->directions, buf_str(&b), json_string(direction));
+	buf_release(&b);
 }
 
 json_t *parse_load_json(struct parse_ctx *pc, const char *text, size_t len, size_t first_line)

@@ -140,9 +140,9 @@ int parse_perf_profile_as(struct parse_ctx *pc, const char *text, size_t len, co
  */
 int perf_profile_event_of(const char *text, size_t len, char *out, size_t outsz);
 
-struct cbuf;
+struct buf;
 /* Append the n bytes of perf's symbol sym to out without compiler suffixes
  * (.isra.N, .constprop.N, .part.N), as LKP names perf-profile rows. */
-void perf_symbol_fixup(const char *sym, size_t n, struct cbuf *out);
+void perf_symbol_fixup(const char *sym, size_t n, struct buf *out);
 
 #endif

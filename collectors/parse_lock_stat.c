@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cbuf.h"
+#include "buf.h"
 #include "cutil.h"
 #include "lockstat.h"
 #include "metrics.h"
@@ -49,10 +49,10 @@ static void flush_sites(json_t *out, char *lock, struct site *sites, size_t *nsi
 	if (n >= 2 && !strcmp(lock + n - 2, "-R"))
 		lock[n - 2] = '\0';
 	for (size_t i = 0; i < *nsites; i++) {
-		struct cbuf key = CBUF_INIT;
-		cbuf_printf(&key, "%s.contentions.%s", lock, sites[i].func);
-		add(out, cbuf_str(&key), sites[i].count);
-		cbuf_release(&key);
+		struct buf key = BUF_INIT;
+		buf_printf(&key, "%s.contentions.%s", lock, sites[i].func);
+		add(out, buf_str(&key), sites[i].count);
+		buf_release(&key);
 	}
 	*nsites = 0;
 }
@@ -102,15 +102,15 @@ int lockstat_read(const char *text, size_t len, json_t *out, char *msg, size_t m
 			nv = split_ws(values, v, LS_COLUMNS);
 			for (size_t i = 0; i < nv; i++) {
 				const char *col = i + 2 < nnames ? names[i + 2] : "";
-				struct cbuf key = CBUF_INIT;
+				struct buf key = BUF_INIT;
 				double x;
 				if (cparse_double(v[i], &x))
 					x = 0; /* Ruby's to_f/to_i of junk */
 				if (!strstr(col, "time"))
 					x = trunc(x);
-				cbuf_printf(&key, "%s.%s", lock, col);
-				add(out, cbuf_str(&key), x);
-				cbuf_release(&key);
+				buf_printf(&key, "%s.%s", lock, col);
+				add(out, buf_str(&key), x);
+				buf_release(&key);
 			}
 		} else if (rx_match(&site_rx, line)) {
 			char func[128], num[32];
@@ -186,12 +186,12 @@ static double get(const json_t *o, const char *key)
 
 static double num(const json_t *o, const char *cls, const char *col)
 {
-	struct cbuf key = CBUF_INIT;
+	struct buf key = BUF_INIT;
 	double v;
 
-	cbuf_printf(&key, "%s.%s", cls, col);
-	v = get(o, cbuf_str(&key));
-	cbuf_release(&key);
+	buf_printf(&key, "%s.%s", cls, col);
+	v = get(o, buf_str(&key));
+	buf_release(&key);
 	return v;
 }
 
@@ -233,7 +233,7 @@ size_t lockstat_delta(const json_t *before, const json_t *after, json_t *metrics
 	json_object_foreach((json_t *)after, key, v) {
 		const char *site = strstr(key, ".contentions.");
 		const char *col = site ? site : strrchr(key, '.');
-		struct cbuf name = CBUF_INIT;
+		struct buf name = BUF_INIT;
 		double out;
 		char *cls;
 
@@ -255,11 +255,11 @@ size_t lockstat_delta(const json_t *before, const json_t *after, json_t *metrics
 		} else {
 			out = json_number_value(v) - get(before, key);
 		}
-		cbuf_printf(&name, "lock_stat.%s", key);
-		metrics_add(metrics, cbuf_str(&name), out);
+		buf_printf(&name, "lock_stat.%s", key);
+		metrics_add(metrics, buf_str(&name), out);
 		if (!site && !strcmp(col, "contentions"))
 			kept++;
-		cbuf_release(&name);
+		buf_release(&name);
 		free(cls);
 	}
 	for (size_t i = 0; i < n; i++)

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cbuf.h"
+#include "buf.h"
 #include "cutil.h"
 #include "parse.h"
 
@@ -133,13 +133,13 @@ static int header(struct parse_ctx *pc, char *line, enum col *cols)
 }
 
 /* "folio_batch_move_lru+0x88" -> "folio_batch_move_lru"; an address -> "unknown". */
-static void caller_name(const char *field, struct cbuf *out)
+static void caller_name(const char *field, struct buf *out)
 {
 	size_t n = strcspn(field, "+");
 
-	cbuf_reset(out);
+	buf_reset(out);
 	if (!n || (field[0] == '0' && field[1] == 'x') || field[0] == '[') {
-		cbuf_puts(out, "unknown");
+		buf_puts(out, "unknown");
 		return;
 	}
 	perf_symbol_fixup(field, n, out);
@@ -147,7 +147,7 @@ static void caller_name(const char *field, struct cbuf *out)
 
 static void emit(struct parse_ctx *pc, const char *prefix, const struct agg *g)
 {
-	struct cbuf k = CBUF_INIT;
+	struct buf k = BUF_INIT;
 	static const char *const what[] = {"contended", "wait_total_us", "wait_max_us",
 					   "wait_avg_us"};
 	double v[4] = {g->contended, us(g->total_us), us(g->max_us),
@@ -156,18 +156,18 @@ static void emit(struct parse_ctx *pc, const char *prefix, const struct agg *g)
 	for (int i = 0; i < 4; i++) {
 		if (isnan(v[i]))
 			continue;
-		cbuf_reset(&k);
-		cbuf_printf(&k, "%s%s%s.%s", prefix, *prefix ? "." : "", g->name, what[i]);
-		parse_metric_as(pc, cbuf_str(&k), v[i], i ? "us" : NULL, "lower");
+		buf_reset(&k);
+		buf_printf(&k, "%s%s%s.%s", prefix, *prefix ? "." : "", g->name, what[i]);
+		parse_metric_as(pc, buf_str(&k), v[i], i ? "us" : NULL, "lower");
 	}
-	cbuf_release(&k);
+	buf_release(&k);
 }
 
 int parse_perf_lock(struct parse_ctx *pc, const char *text, size_t len)
 {
 	struct aggs callers = {0}, types = {0};
 	struct agg total = {.name = "total"};
-	struct cbuf name = CBUF_INIT;
+	struct buf name = BUF_INIT;
 	enum col cols[NCOLS];
 	int ncols = 0, rc = 0, in_rows = 0, has[NCOLS] = {0, 0, 0, 0};
 	size_t header_line = 0;
@@ -229,7 +229,7 @@ int parse_perf_lock(struct parse_ctx *pc, const char *text, size_t len)
 			if (!has[COL_MAX])
 				v[COL_MAX] = v[COL_AVG];
 			caller_name(f[nf - 1], &name);
-			agg_add(agg_of(&callers, cbuf_str(&name)), n, v[COL_TOTAL], v[COL_MAX],
+			agg_add(agg_of(&callers, buf_str(&name)), n, v[COL_TOTAL], v[COL_MAX],
 				v[COL_AVG]);
 			for (t = f[nf - 2]; *t; t++)
 				if (*t == ':')
@@ -259,7 +259,7 @@ int parse_perf_lock(struct parse_ctx *pc, const char *text, size_t len)
 out:
 	aggs_release(&callers);
 	aggs_release(&types);
-	cbuf_release(&name);
+	buf_release(&name);
 	lines_release(&it);
 	return rc;
 }

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cbuf.h"
+#include "buf.h"
 #include "cutil.h"
 #include "parse.h"
 
@@ -96,7 +96,7 @@ static int by_name(const void *a, const void *b)
 }
 
 /* Drop compiler suffixes: foo.isra.3 / .constprop.0 / .part.1 -> foo (all of them). */
-void perf_symbol_fixup(const char *sym, size_t n, struct cbuf *out)
+void perf_symbol_fixup(const char *sym, size_t n, struct buf *out)
 {
 	static const char *const tags[] = {".isra.", ".constprop.", ".part.", NULL};
 	size_t i = 0;
@@ -113,7 +113,7 @@ void perf_symbol_fixup(const char *sym, size_t n, struct cbuf *out)
 			}
 		}
 		if (!cut)
-			cbuf_putc(out, sym[i++]);
+			buf_putc(out, sym[i++]);
 	}
 }
 
@@ -137,7 +137,7 @@ static int percent_field(const char *f, double *out)
 }
 
 /* The event of "# Samples: 8K of event 'cycles:pp'" -> "cycles-pp"; 0 when found. */
-static int event_of(const char *line, struct cbuf *event)
+static int event_of(const char *line, struct buf *event)
 {
 	const char *p = NULL, *rest;
 
@@ -163,22 +163,22 @@ static int event_of(const char *line, struct cbuf *event)
 			p++;
 		rest = p;
 	}
-	cbuf_reset(event);
+	buf_reset(event);
 	for (; *rest; rest++) {
 		if (*rest == '\'')
 			continue;
-		cbuf_putc(event, *rest == ':' ? '-' : *rest);
+		buf_putc(event, *rest == ':' ? '-' : *rest);
 	}
 	return 0;
 }
 
 static void add_callchain(struct table *t, const char *event, double base, const char *chain)
 {
-	struct cbuf name = CBUF_INIT;
+	struct buf name = BUF_INIT;
 	const char *p = chain;
 	int depth = 0;
 
-	cbuf_printf(&name, "calltrace.%s", event);
+	buf_printf(&name, "calltrace.%s", event);
 	/* Ruby's split(';') drops trailing empty fields; keep at most 5 levels. */
 	while (*p && depth < PP_MAX_DEPTH) {
 		const char *semi = strchr(p, ';');
@@ -190,13 +190,13 @@ static void add_callchain(struct table *t, const char *event, double base, const
 				only_empty = 0;
 		if (only_empty)
 			break;
-		cbuf_putc(&name, '.');
+		buf_putc(&name, '.');
 		perf_symbol_fixup(p, n, &name);
 		depth++;
 		p = rest;
 	}
-	table_add(t, cbuf_str(&name), base);
-	cbuf_release(&name);
+	table_add(t, buf_str(&name), base);
+	buf_release(&name);
 }
 
 int perf_profile_event_of(const char *text, size_t len, char *out, size_t outsz)
@@ -213,12 +213,12 @@ int perf_profile_event_of(const char *text, size_t len, char *out, size_t outsz)
 			snprintf(out, outsz, "%.*s", (int)strcspn(q, "'"), q);
 			rc = 0;
 		} else if (!strncmp(line, "# Events: ", 10)) {
-			struct cbuf ev = CBUF_INIT;
+			struct buf ev = BUF_INIT;
 			if (!event_of(line, &ev)) {
-				snprintf(out, outsz, "%s", cbuf_str(&ev));
+				snprintf(out, outsz, "%s", buf_str(&ev));
 				rc = 0;
 			}
-			cbuf_release(&ev);
+			buf_release(&ev);
 		}
 	}
 	lines_release(&it);
@@ -232,7 +232,7 @@ int parse_perf_profile(struct parse_ctx *pc, const char *text, size_t len)
 
 int parse_perf_profile_as(struct parse_ctx *pc, const char *text, size_t len, const char *as_event)
 {
-	struct cbuf event = CBUF_INIT, key = CBUF_INIT;
+	struct buf event = BUF_INIT, key = BUF_INIT;
 	struct table t = {0};
 	struct lines it;
 	char *line;
@@ -252,8 +252,8 @@ int parse_perf_profile_as(struct parse_ctx *pc, const char *text, size_t len, co
 		}
 	}
 	if (have_event && as_event) {
-		cbuf_reset(&event);
-		cbuf_puts(&event, as_event);
+		buf_reset(&event);
+		buf_puts(&event, as_event);
 	}
 	/* After the first event every "# " line is skipped, as in LKP's parser. */
 	while (have_event && (line = lines_next(&it))) {
@@ -269,16 +269,16 @@ int parse_perf_profile_as(struct parse_ctx *pc, const char *text, size_t len, co
 		nf = split_ws(line, f, 8);
 		if ((nf == 5 || nf == 7) && !percent_field(f[0], &children) &&
 		    !percent_field(f[1], &self)) {
-			cbuf_reset(&key);
-			cbuf_printf(&key, "children.%s.", cbuf_str(&event));
+			buf_reset(&key);
+			buf_printf(&key, "children.%s.", buf_str(&event));
 			perf_symbol_fixup(f[4], strlen(f[4]), &key);
-			table_add(&t, cbuf_str(&key), children);
-			cbuf_reset(&key);
-			cbuf_printf(&key, "self.%s.", cbuf_str(&event));
+			table_add(&t, buf_str(&key), children);
+			buf_reset(&key);
+			buf_printf(&key, "self.%s.", buf_str(&event));
 			perf_symbol_fixup(f[4], strlen(f[4]), &key);
-			table_add(&t, cbuf_str(&key), self);
+			table_add(&t, buf_str(&key), self);
 		} else if (starts_digit && nf == 2 && !percent_field(f[0], &base)) {
-			add_callchain(&t, cbuf_str(&event), base, f[1]);
+			add_callchain(&t, buf_str(&event), base, f[1]);
 		}
 	}
 	if (t.n)
@@ -294,8 +294,8 @@ int parse_perf_profile_as(struct parse_ctx *pc, const char *text, size_t len, co
 	}
 out:
 	table_release(&t);
-	cbuf_release(&event);
-	cbuf_release(&key);
+	buf_release(&event);
+	buf_release(&key);
 	lines_release(&it);
 	return rc;
 }

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cbuf.h"
+#include "buf.h"
 #include "cutil.h"
 #include "parse.h"
 
@@ -85,7 +85,7 @@ static void put(struct parse_ctx *pc, const char *key, double v)
 }
 
 /* "95th percentile" -> "95th_percentile"; "approx.  95 percentile" -> "95_percentile" */
-static void clean_label(const char *s, size_t n, struct cbuf *out)
+static void clean_label(const char *s, size_t n, struct buf *out)
 {
 	if (n > 7 && !strncmp(s, "approx.", 7)) {
 		s += 7;
@@ -97,7 +97,7 @@ static void clean_label(const char *s, size_t n, struct cbuf *out)
 			ch = '_';
 		if (ch == '_' && (!out->len || out->data[out->len - 1] == '_'))
 			continue;
-		cbuf_putc(out, ch);
+		buf_putc(out, ch);
 	}
 	while (out->len && out->data[out->len - 1] == '_')
 		out->data[--out->len] = '\0';
@@ -126,13 +126,13 @@ static int paren_number(const char *s, double *out)
 	return p ? lead_number(p + 1, out, &rest) : -1;
 }
 
-static void metric(struct parse_ctx *pc, const char *prefix, const struct cbuf *label,
+static void metric(struct parse_ctx *pc, const char *prefix, const struct buf *label,
 		   const char *suffix, double v)
 {
-	struct cbuf key = CBUF_INIT;
-	cbuf_printf(&key, "%s%s%s", prefix, cbuf_str(label), suffix);
-	put(pc, cbuf_str(&key), v);
-	cbuf_release(&key);
+	struct buf key = BUF_INIT;
+	buf_printf(&key, "%s%s%s", prefix, buf_str(label), suffix);
+	put(pc, buf_str(&key), v);
+	buf_release(&key);
 }
 
 /* fileio's per-second rates: "reads/s" -> reads_per_sec, "read, MiB/s" -> read_mib_per_sec. */
@@ -186,7 +186,7 @@ static int iops_line(struct parse_ctx *pc, const char *label, const char *value)
 static int value_line(struct parse_ctx *pc, enum section sec, const char *label, size_t ln,
 		      const char *value)
 {
-	struct cbuf l = CBUF_INIT;
+	struct buf l = BUF_INIT;
 	const char *rest, *ps, *v0 = value;
 	double v, v2;
 	int rc = 0;
@@ -219,9 +219,9 @@ static int value_line(struct parse_ctx *pc, enum section sec, const char *label,
 			metric(pc, "", &l, "_per_sec", v2);
 		break;
 	case S_GENERAL:
-		if (!strcmp(cbuf_str(&l), "total_number_of_events")) {
-			cbuf_reset(&l);
-			cbuf_puts(&l, "total_events");
+		if (!strcmp(buf_str(&l), "total_number_of_events")) {
+			buf_reset(&l);
+			buf_puts(&l, "total_events");
 		}
 		metric(pc, "", &l, "", v);
 		break;
@@ -244,7 +244,7 @@ static int value_line(struct parse_ctx *pc, enum section sec, const char *label,
 	}
 	case S_FAIRNESS: {
 		/* "events (avg/stddev): 10000.0000/0.00" */
-		struct cbuf base = CBUF_INIT;
+		struct buf base = BUF_INIT;
 		const char *paren = strchr(label, '(');
 		if (*rest != '/' || lead_number(rest + 1, &v2, &rest)) {
 			rc = parse_fail(pc, "\"%.*s\": expected avg/stddev, not \"%s\"", (int)ln,
@@ -255,14 +255,14 @@ static int value_line(struct parse_ctx *pc, enum section sec, const char *label,
 			    &base);
 		metric(pc, "", &base, "_avg", v);
 		metric(pc, "", &base, "_stddev", v2);
-		cbuf_release(&base);
+		buf_release(&base);
 		break;
 	}
 	case S_NONE:
 		break;
 	}
 out:
-	cbuf_release(&l);
+	buf_release(&l);
 	return rc;
 }
 

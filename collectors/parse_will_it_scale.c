@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cbuf.h"
+#include "buf.h"
 #include "cutil.h"
 #include "parse.h"
 #include "rx.h"
@@ -27,7 +27,7 @@ static int all_in(const char *s, const char *set)
 }
 
 /* "Assertion `ret == 1' failed" -> "Assertion_ret_==_1_failed" (LKP's tr + squeeze). */
-static void assertion_key(const char *what, struct cbuf *out)
+static void assertion_key(const char *what, struct buf *out)
 {
 	const char *colon = NULL;
 
@@ -41,7 +41,7 @@ static void assertion_key(const char *what, struct cbuf *out)
 			ch = '_';
 		if (ch == '_' && out->len && out->data[out->len - 1] == '_')
 			continue;
-		cbuf_putc(out, ch);
+		buf_putc(out, ch);
 	}
 }
 
@@ -122,11 +122,11 @@ int parse_will_it_scale(struct parse_ctx *pc, const char *text, size_t len)
 				parse_metric(pc, key, v);
 			}
 		} else if (rx_match(&assert_rx, line)) {
-			struct cbuf key = CBUF_INIT;
+			struct buf key = BUF_INIT;
 			char what[1024];
 			assertion_key(rx_str(&assert_rx, 1, what, sizeof(what)), &key);
-			parse_metric(pc, cbuf_str(&key), 1);
-			cbuf_release(&key);
+			parse_metric(pc, buf_str(&key), 1);
+			buf_release(&key);
 		}
 	}
 	if (!rc) {

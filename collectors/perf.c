@@ -33,17 +33,17 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void append_capped(struct cbuf *b, const char *data, size_t n)
+static void append_capped(struct buf *b, const char *data, size_t n)
 {
 	if (!b || b->len >= PERF_OUTPUT_MAX)
 		return;
 	if (b->len + n > PERF_OUTPUT_MAX)
 		n = PERF_OUTPUT_MAX - b->len;
-	cbuf_append(b, data, n);
+	buf_append(b, data, n);
 }
 
 static int run_path(const char *path, double timeout_s, char *const argv[], int merge,
-		    struct cbuf *out, struct cbuf *err_out)
+		    struct buf *out, struct buf *err_out)
 {
 	int po[2] = {-1, -1}, pe[2] = {-1, -1}, st = 0, open_fds;
 	double deadline = now_s() + timeout_s;
@@ -136,8 +136,8 @@ static int run_path(const char *path, double timeout_s, char *const argv[], int 
 	return run_exit_status(st);
 }
 
-int perf_capture(const struct perf_tool *t, char *const argv[], int merge, struct cbuf *out,
-		 struct cbuf *err_out)
+int perf_capture(const struct perf_tool *t, char *const argv[], int merge, struct buf *out,
+		 struct buf *err_out)
 {
 	return run_path(t->path, PERF_COMMAND_TIMEOUT_S, argv, merge, out, err_out);
 }
@@ -193,37 +193,37 @@ void perf_message(const char *text, size_t len, char *line, size_t linesz)
 }
 
 /* 0 when path answers `perf version` ("perf version X"), filling t. */
-static int try_perf(const char *path, struct perf_tool *t, struct cbuf *tried)
+static int try_perf(const char *path, struct perf_tool *t, struct buf *tried)
 {
 	char *const argv[] = {"perf", "version", NULL};
-	struct cbuf out = CBUF_INIT;
+	struct buf out = BUF_INIT;
 	struct stat sb;
 	int rc = -1, st;
 
 	if (tried->len)
-		cbuf_puts(tried, "; ");
+		buf_puts(tried, "; ");
 	if (stat(path, &sb) || access(path, X_OK)) {
-		cbuf_printf(tried, "%s: %s", path, strerror(errno));
+		buf_printf(tried, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (!S_ISREG(sb.st_mode)) {
-		cbuf_printf(tried, "%s: not a file", path);
+		buf_printf(tried, "%s: not a file", path);
 		return -1;
 	}
 	st = run_path(path, PERF_VERSION_TIMEOUT_S, argv, 1, &out, NULL);
-	if (st == 0 && !strncmp(cbuf_str(&out), "perf version ", 13)) {
-		const char *v = cbuf_str(&out) + 13;
+	if (st == 0 && !strncmp(buf_str(&out), "perf version ", 13)) {
+		const char *v = buf_str(&out) + 13;
 		size_t n = strcspn(v, " \r\n");
 		snprintf(t->path, sizeof(t->path), "%s", path);
 		snprintf(t->version, sizeof(t->version), "%.*s", (int)n, v);
 		rc = 0;
 	} else {
 		char last[200];
-		perf_last_line(cbuf_str(&out), out.len, last, sizeof(last));
-		cbuf_printf(tried, "%s: `perf version` exited %d%s%s", path, st, *last ? ": " : "",
+		perf_last_line(buf_str(&out), out.len, last, sizeof(last));
+		buf_printf(tried, "%s: `perf version` exited %d%s%s", path, st, *last ? ": " : "",
 			    last);
 	}
-	cbuf_release(&out);
+	buf_release(&out);
 	return rc;
 }
 
@@ -237,7 +237,7 @@ int perf_find(const char *given, struct perf_tool *t, char *err, size_t errsz)
 	static const char *const globs[] = {"/usr/bin/perf_[0-9]*", "/usr/lib/linux-tools-*/perf",
 					    "/usr/lib/linux-tools/*/perf", NULL};
 	const char *env = getenv("PERF"), *path = getenv("PATH");
-	struct cbuf tried = CBUF_INIT;
+	struct buf tried = BUF_INIT;
 	struct utsname u;
 	char mm[64] = "";
 	int rc = -1;
@@ -249,8 +249,8 @@ int perf_find(const char *given, struct perf_tool *t, char *err, size_t errsz)
 			rc = 0;
 		else
 			snprintf(err, errsz, "perf %s (%s) does not run: %s", p,
-				 given ? "--perf" : "$PERF", cbuf_str(&tried));
-		cbuf_release(&tried);
+				 given ? "--perf" : "$PERF", buf_str(&tried));
+		buf_release(&tried);
 		return rc;
 	}
 	/* `perf` on $PATH */
@@ -294,8 +294,8 @@ int perf_find(const char *given, struct perf_tool *t, char *err, size_t errsz)
 		snprintf(err, errsz,
 			 "no perf that runs with kernel %s (Debian: apt-get install linux-perf; "
 			 "or name one with --perf PATH or $PERF)%s%s",
-			 *mm ? mm : "?", tried.len ? ": " : "", cbuf_str(&tried));
-	cbuf_release(&tried);
+			 *mm ? mm : "?", tried.len ? ": " : "", buf_str(&tried));
+	buf_release(&tried);
 	return rc;
 }
 

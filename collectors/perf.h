@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "cbuf.h"
+#include "buf.h"
 
 /* Longest path of a perf binary, its data or reports, bytes with the NUL. */
 #define PERF_PATH_MAX 4096
@@ -47,8 +47,8 @@ const char *perf_profile_event(void);
  * PERF_COMMAND_TIMEOUT_S. Returns perf's exit status as a shell reports
  * it, or -1 when it cannot be started (errno set).
  */
-int perf_capture(const struct perf_tool *t, char *const argv[], int merge, struct cbuf *out,
-		 struct cbuf *err_out);
+int perf_capture(const struct perf_tool *t, char *const argv[], int merge, struct buf *out,
+		 struct buf *err_out);
 
 /* The last line of text that is not blank, into line (for messages). */
 void perf_last_line(const char *text, size_t len, char *line, size_t linesz);

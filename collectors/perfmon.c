@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cbuf.h"
+#include "buf.h"
 #include "cutil.h"
 #include "metrics.h"
 #include "parse.h"
@@ -343,7 +343,7 @@ static int report(struct perfmon *pm, struct perfmon_rec *r, char *const argv[],
 		  const struct parser *p, json_t *metrics, json_t *units, json_t *directions,
 		  char *err, size_t errsz)
 {
-	struct cbuf out = CBUF_INIT, errout = CBUF_INIT;
+	struct buf out = BUF_INIT, errout = BUF_INIT;
 	struct parse_ctx pc;
 	char name[64];
 	int st, rows = -1;
@@ -352,22 +352,22 @@ static int report(struct perfmon *pm, struct perfmon_rec *r, char *const argv[],
 	if (pm->o.keep_dir) {
 		char txt[PERF_PATH_MAX];
 		if (path_of(pm, r, "txt", 1, txt, sizeof(txt)) ||
-		    write_file_atomic(txt, cbuf_str(&out), out.len))
+		    write_file_atomic(txt, buf_str(&out), out.len))
 			warn_msg("cannot keep %s: %s", txt, strerror(errno));
 	}
 	if (st) {
 		char last[300];
-		perf_message(merge ? cbuf_str(&out) : cbuf_str(&errout),
+		perf_message(merge ? buf_str(&out) : buf_str(&errout),
 			     merge ? out.len : errout.len, last, sizeof(last));
 		snprintf(err, errsz, "the report of %s, iteration %ld: exit status %d: %s",
 			 rec_name(r), pm->iteration, st, *last ? last : "(no message)");
 		goto out;
 	}
 	if (r == &pm->prof && !pm->recorded[0])
-		perf_profile_event_of(cbuf_str(&out), out.len, pm->recorded, sizeof(pm->recorded));
+		perf_profile_event_of(buf_str(&out), out.len, pm->recorded, sizeof(pm->recorded));
 	snprintf(name, sizeof(name), "%s of iteration %ld", r->kind, pm->iteration);
 	parse_ctx_init(&pc, name);
-	if (parse_run(p, &pc, cbuf_str(&out), out.len)) {
+	if (parse_run(p, &pc, buf_str(&out), out.len)) {
 		snprintf(err, errsz, "%s", pc.err);
 	} else {
 		rows = (int)json_object_size(parse_metrics(&pc));
@@ -377,8 +377,8 @@ static int report(struct perfmon *pm, struct perfmon_rec *r, char *const argv[],
 	}
 	parse_ctx_release(&pc);
 out:
-	cbuf_release(&out);
-	cbuf_release(&errout);
+	buf_release(&out);
+	buf_release(&errout);
 	return rows;
 }
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cbuf.h"
+#include "buf.h"
 #include "cutil.h"
 #include "post.h"
 
@@ -26,11 +26,11 @@ void post_cleanup(void)
 
 static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
 {
-	struct cbuf *b = arg;
+	struct buf *b = arg;
 	size_t n = size * nmemb;
 
 	if (b->len + n <= POST_ANSWER_MAX)
-		cbuf_append(b, data, n);
+		buf_append(b, data, n);
 	return n;
 }
 
@@ -71,7 +71,7 @@ long post_request(const struct collect_config *c, const char *method, const char
 {
 	struct abort_check check = {cancel, arg};
 	struct curl_slist *hdr = NULL;
-	struct cbuf url = CBUF_INIT, auth = CBUF_INIT, answer = CBUF_INIT;
+	struct buf url = BUF_INIT, auth = BUF_INIT, answer = BUF_INIT;
 	CURL *h;
 	CURLcode rc;
 
@@ -87,14 +87,14 @@ long post_request(const struct collect_config *c, const char *method, const char
 		r->body = xcalloc(1, 1);
 		return 0;
 	}
-	cbuf_printf(&url, "%s%s", c->server, path);
+	buf_printf(&url, "%s%s", c->server, path);
 	hdr = curl_slist_append(hdr, "Content-Type: application/json");
 	hdr = curl_slist_append(hdr, "Expect:");
 	if (c->token) {
-		cbuf_printf(&auth, "Authorization: Bearer %s", c->token);
-		hdr = curl_slist_append(hdr, cbuf_str(&auth));
+		buf_printf(&auth, "Authorization: Bearer %s", c->token);
+		hdr = curl_slist_append(hdr, buf_str(&auth));
 	}
-	curl_easy_setopt(h, CURLOPT_URL, cbuf_str(&url));
+	curl_easy_setopt(h, CURLOPT_URL, buf_str(&url));
 	if (!strcmp(method, "POST")) {
 		curl_easy_setopt(h, CURLOPT_POST, 1L);
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
@@ -119,13 +119,13 @@ long post_request(const struct collect_config *c, const char *method, const char
 		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
 	} else {
 		r->status = 0;
-		snprintf(r->error, sizeof(r->error), "%s: %s", cbuf_str(&url), curl_easy_strerror(rc));
+		snprintf(r->error, sizeof(r->error), "%s: %s", buf_str(&url), curl_easy_strerror(rc));
 	}
-	r->body = cbuf_detach(&answer, NULL);
+	r->body = buf_detach(&answer, NULL);
 	curl_slist_free_all(hdr);
 	curl_easy_cleanup(h);
-	cbuf_release(&url);
-	cbuf_release(&auth);
+	buf_release(&url);
+	buf_release(&auth);
 	return r->status;
 }
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cbuf.h"
+#include "buf.h"
 #include "cutil.h"
 #include "lockstat.h"
 #include "metrics.h"
@@ -90,14 +90,14 @@ json_t *proc_kv_read(const char *path)
 
 char *memcg_stat_path(void)
 {
-	struct cbuf path = CBUF_INIT, file = CBUF_INIT;
+	struct buf path = BUF_INIT, file = BUF_INIT;
 	char *text, *v1 = NULL, *v2 = NULL, *line;
 	struct lines it;
 	size_t len;
 
-	cbuf_printf(&file, "%s/self/cgroup", root_proc());
-	text = read_file(cbuf_str(&file), 1u << 20, &len);
-	cbuf_release(&file);
+	buf_printf(&file, "%s/self/cgroup", root_proc());
+	text = read_file(buf_str(&file), 1u << 20, &len);
+	buf_release(&file);
 	if (!text)
 		return NULL;
 	lines_init(&it, text, len);
@@ -120,35 +120,35 @@ char *memcg_stat_path(void)
 	lines_release(&it);
 	free(text);
 	if (v1)
-		cbuf_printf(&path, "%s/fs/cgroup/memory%s/memory.stat", root_sys(),
+		buf_printf(&path, "%s/fs/cgroup/memory%s/memory.stat", root_sys(),
 			    strcmp(v1, "/") ? v1 : "");
 	else if (v2)
-		cbuf_printf(&path, "%s/fs/cgroup%s/memory.stat", root_sys(), strcmp(v2, "/") ? v2 : "");
+		buf_printf(&path, "%s/fs/cgroup%s/memory.stat", root_sys(), strcmp(v2, "/") ? v2 : "");
 	free(v1);
 	free(v2);
 	if (!path.len)
 		return NULL;
-	return cbuf_detach(&path, NULL);
+	return buf_detach(&path, NULL);
 }
 
 void snapshot_take(struct snapshot *s)
 {
-	struct cbuf p = CBUF_INIT;
+	struct buf p = BUF_INIT;
 	char *memcg = memcg_stat_path();
 	size_t len;
 	char *text;
 
 	memset(s, 0, sizeof(*s));
-	cbuf_printf(&p, "%s/vmstat", root_proc());
-	s->vmstat = proc_kv_read(cbuf_str(&p));
-	cbuf_reset(&p);
-	cbuf_printf(&p, "%s/meminfo", root_proc());
-	s->meminfo = proc_kv_read(cbuf_str(&p));
+	buf_printf(&p, "%s/vmstat", root_proc());
+	s->vmstat = proc_kv_read(buf_str(&p));
+	buf_reset(&p);
+	buf_printf(&p, "%s/meminfo", root_proc());
+	s->meminfo = proc_kv_read(buf_str(&p));
 	if (memcg)
 		s->memcg = proc_kv_read(memcg);
-	cbuf_reset(&p);
-	cbuf_printf(&p, "%s/lock_stat", root_proc());
-	text = read_file(cbuf_str(&p), PROC_FILE_MAX, &len);
+	buf_reset(&p);
+	buf_printf(&p, "%s/lock_stat", root_proc());
+	text = read_file(buf_str(&p), PROC_FILE_MAX, &len);
 	if (text) {
 		char msg[128];
 		s->lockstat = json_object();
@@ -159,7 +159,7 @@ void snapshot_take(struct snapshot *s)
 		free(text);
 	}
 	free(memcg);
-	cbuf_release(&p);
+	buf_release(&p);
 }
 
 void snapshot_release(struct snapshot *s)
@@ -183,15 +183,15 @@ static void kv_delta(const json_t *before, const json_t *after, const char *pref
 	json_object_foreach((json_t *)after, key, a) {
 		json_t *b = json_object_get(before, key);
 		double x = json_number_value(a), y;
-		struct cbuf name = CBUF_INIT;
+		struct buf name = BUF_INIT;
 
 		if (!b)
 			continue;
 		y = json_number_value(b);
-		cbuf_printf(&name, "%s.%s", prefix, key);
-		metrics_add(metrics, cbuf_str(&name),
+		buf_printf(&name, "%s.%s", prefix, key);
+		metrics_add(metrics, buf_str(&name),
 			    is_event && is_event(key) ? x - y : (x + y) / 2);
-		cbuf_release(&name);
+		buf_release(&name);
 	}
 }
 

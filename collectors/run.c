@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cbuf.h"
+#include "buf.h"
 #include "cutil.h"
 #include "metrics.h"
 #include "parse.h"
@@ -55,7 +55,7 @@ static double mono(void)
  * Run argv once; output into out; returns the wait status, or -1 when it
  * cannot start. ps's status line is kept on the terminal while it runs.
  */
-static int spawn(char **argv, int quiet, struct cbuf *out, struct rusage *ru,
+static int spawn(char **argv, int quiet, struct buf *out, struct rusage *ru,
 		 struct progress_status *ps)
 {
 	int p[2], st = 0;
@@ -116,7 +116,7 @@ static int spawn(char **argv, int quiet, struct cbuf *out, struct rusage *ru,
 			memmove(out->data, out->data + out->len - keep, keep);
 			out->len = keep;
 		}
-		cbuf_append(out, chunk, (size_t)n);
+		buf_append(out, chunk, (size_t)n);
 		progress_status_tick(ps);
 	}
 	progress_status_clear(ps);
@@ -152,27 +152,27 @@ static void add_time_units(json_t *units)
 
 static char *command_line(char **argv)
 {
-	struct cbuf b = CBUF_INIT;
+	struct buf b = BUF_INIT;
 	char *t;
 
 	for (char **a = argv; *a; a++) {
 		if (a != argv)
-			cbuf_putc(&b, ' ');
+			buf_putc(&b, ' ');
 		if (**a && !strpbrk(*a, " \t\n'\"\\$`;&|<>*?()")) {
-			cbuf_puts(&b, *a);
+			buf_puts(&b, *a);
 			continue;
 		}
-		cbuf_putc(&b, '\'');
+		buf_putc(&b, '\'');
 		for (const char *s = *a; *s; s++) {
 			if (*s == '\'')
-				cbuf_puts(&b, "'\\''");
+				buf_puts(&b, "'\\''");
 			else
-				cbuf_putc(&b, *s);
+				buf_putc(&b, *s);
 		}
-		cbuf_putc(&b, '\'');
+		buf_putc(&b, '\'');
 	}
-	t = rundoc_utf8_tail(cbuf_str(&b), b.len, 16384);
-	cbuf_release(&b);
+	t = rundoc_utf8_tail(buf_str(&b), b.len, 16384);
+	buf_release(&b);
 	return t;
 }
 
@@ -244,7 +244,7 @@ static void say_iteration(const struct run_opts *o, long i, double t, json_t *m,
 json_t *run_measure(const struct collect_config *c, const struct run_opts *o, int *st_out)
 {
 	const struct parser *p = NULL;
-	struct cbuf output = CBUF_INIT, tail = CBUF_INIT;
+	struct buf output = BUF_INIT, tail = BUF_INIT;
 	struct perfmon_opts po = {o->profile, o->lock_contention, o->perf, o->keep_perf};
 	json_t *doc, *metrics, *units, *directions;
 	char monitors[256], what[320];
@@ -293,7 +293,7 @@ json_t *run_measure(const struct collect_config *c, const struct run_opts *o, in
 		int st;
 
 		memset(&ru, 0, sizeof(ru));
-		cbuf_reset(&output);
+		buf_reset(&output);
 		/* perf's start and stop outside the counters' interval: its own page
 		 * faults and writes are not the benchmark's */
 		if (perfmon_start(&pm, i + 1, err, sizeof(err))) {
@@ -328,7 +328,7 @@ json_t *run_measure(const struct collect_config *c, const struct run_opts *o, in
 			char name[64];
 			snprintf(name, sizeof(name), "output of iteration %ld", i + 1);
 			parse_ctx_init(&pc, name);
-			if (parse_run(p, &pc, cbuf_str(&output), output.len))
+			if (parse_run(p, &pc, buf_str(&output), output.len))
 				err_msg("%s", pc.err);
 			metrics_merge(metrics, parse_metrics(&pc));
 			json_object_update(units, pc.units);
@@ -339,7 +339,7 @@ json_t *run_measure(const struct collect_config *c, const struct run_opts *o, in
 		if (perfmon_collect(&pm, metrics, units, directions, summary, sizeof(summary), err,
 				    sizeof(err)))
 			err_msg("%s", err);
-		cbuf_append(&tail, output.data ? output.data : "", output.len);
+		buf_append(&tail, output.data ? output.data : "", output.len);
 		if (tail.len > 2 * RUNDOC_OUTPUT_TAIL_MAX) {
 			memmove(tail.data, tail.data + tail.len - RUNDOC_OUTPUT_TAIL_MAX,
 				RUNDOC_OUTPUT_TAIL_MAX);
@@ -355,8 +355,8 @@ json_t *run_measure(const struct collect_config *c, const struct run_opts *o, in
 			break;
 		}
 		if (i + 1 < o->iterations && o->between && o->between(o->between_arg)) {
-			cbuf_release(&output);
-			cbuf_release(&tail);
+			buf_release(&output);
+			buf_release(&tail);
 			json_decref(doc);
 			perfmon_release(&pm);
 			*st_out = RUN_STOPPED;
@@ -365,8 +365,8 @@ json_t *run_measure(const struct collect_config *c, const struct run_opts *o, in
 	}
 	if (unavailable) {
 		/* a monitor asked for could not record: no run without it */
-		cbuf_release(&output);
-		cbuf_release(&tail);
+		buf_release(&output);
+		buf_release(&tail);
 		json_decref(doc);
 		perfmon_release(&pm);
 		*st_out = EXIT_UNAVAILABLE;
@@ -379,11 +379,11 @@ json_t *run_measure(const struct collect_config *c, const struct run_opts *o, in
 	json_object_set_new(doc, "command", json_string(s));
 	free(s);
 	json_object_set_new(doc, "exit_status", json_integer(status));
-	s = rundoc_utf8_tail(cbuf_str(&tail), tail.len, RUNDOC_OUTPUT_TAIL_MAX);
+	s = rundoc_utf8_tail(buf_str(&tail), tail.len, RUNDOC_OUTPUT_TAIL_MAX);
 	json_object_set_new(doc, "output_tail", json_string(s));
 	free(s);
-	cbuf_release(&output);
-	cbuf_release(&tail);
+	buf_release(&output);
+	buf_release(&tail);
 	if (!json_object_size(metrics)) {
 		err_msg("no metrics at all: nothing to deliver");
 		json_decref(doc);

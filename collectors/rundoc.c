@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cbuf.h"
+#include "buf.h"
 #include "cutil.h"
 #include "kernel.h"
 #include "knobs.h"
@@ -21,6 +21,8 @@
 #include "metrics.h"
 #include "post.h"
 #include "progress.h"
+#include "../api/ingest_decode.h"
+#include "jsonw.h"
 #include "rundoc.h"
 #include "spool.h"
 
@@ -48,75 +50,26 @@ void rundoc_run_id(const char *machine, char *out, size_t outsz)
 	snprintf(out, outsz, "%.64s-%s-%02x%02x%02x%02x", machine, stamp, r[0], r[1], r[2], r[3]);
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), or 0. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	size_t len;
-	unsigned cp;
-
-	if (s[0] < 0x80)
-		return s[0] ? 1 : 0;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return len;
-}
 
 char *rundoc_utf8_tail(const char *s, size_t len, size_t max)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t start = len > max ? len - max : 0;
-	struct cbuf b = CBUF_INIT;
+	struct buf b = BUF_INIT;
 
 	while (start < len && (p[start] & 0xc0) == 0x80)
 		start++;
 	for (size_t i = start; i < len;) {
-		size_t n = utf8_seq(p + i, len - i);
+		size_t n = p[i] ? jsonw_utf8_len(p + i, len - i) : 0; /* a NUL ends it too */
 		if (n) {
-			cbuf_append(&b, p + i, n);
+			buf_append(&b, p + i, n);
 			i += n;
 		} else {
-			cbuf_putc(&b, '?');
+			buf_putc(&b, '?');
 			i++;
 		}
 	}
-	return cbuf_detach(&b, NULL);
-}
-
-static int check_pattern(const char *s, size_t max, const char *extra)
-{
-	size_t n = strlen(s);
-	if (n < 1 || n > max)
-		return -1;
-	for (; *s; s++)
-		if (!isalnum((unsigned char)*s) && !strchr(extra, *s))
-			return -1;
-	return 0;
-}
-
-static int check_hex40(const char *s)
-{
-	if (strlen(s) != 40)
-		return -1;
-	for (; *s; s++)
-		if (!isxdigit((unsigned char)*s))
-			return -1;
-	return 0;
+	return buf_detach(&b, NULL);
 }
 
 json_t *rundoc_new(const struct collect_config *c, const struct run_meta *meta, char *err,
@@ -127,11 +80,11 @@ json_t *rundoc_new(const struct collect_config *c, const struct run_meta *meta, 
 	json_t *doc, *kernel, *test, *variant, *series;
 	char run_id[160], when[32];
 
-	if (check_pattern(meta->suite, 64, "._-")) {
+	if (ingest_check_pattern(meta->suite, 64, "._-")) {
 		snprintf(err, errsz, "suite \"%s\" must be 1-64 of A-Za-z0-9._-", meta->suite);
 		return NULL;
 	}
-	if (meta->commit && check_hex40(meta->commit)) {
+	if (meta->commit && ingest_check_hex40(meta->commit)) {
 		snprintf(err, errsz, "commit \"%s\" must be a full sha of 40 hex digits",
 			 meta->commit);
 		return NULL;
@@ -217,6 +170,19 @@ size_t rundoc_enforce_limits(json_t *doc)
 	return dropped;
 }
 
+int rundoc_check(const char *json, size_t len, char *err, size_t cap)
+{
+	struct decode_error derr;
+	struct ingest in;
+
+	if (ingest_decode_runs(json, len, &in, &derr)) {
+		snprintf(err, cap, "%.1100s%s%.500s", derr.field, *derr.field ? ": " : "", derr.message);
+		return -1;
+	}
+	ingest_release(&in);
+	return 0;
+}
+
 enum outcome rundoc_deliver(const struct collect_config *c, json_t *doc)
 {
 	const char *run_id = json_string_value(json_object_get(doc, "run_id"));
@@ -224,7 +190,14 @@ enum outcome rundoc_deliver(const struct collect_config *c, json_t *doc)
 	size_t len = strlen(json);
 	struct post_result r;
 	enum outcome out;
-	char path[4096];
+	char path[4096], why[1700];
+
+	/* kperfd's own decoder: a run it would refuse is neither sent nor spooled */
+	if (rundoc_check(json, len, why, sizeof(why))) {
+		err_msg("run %s breaks kperfd's ingest contract (%s): not sent", run_id, why);
+		free(json);
+		return OUTCOME_REJECTED;
+	}
 
 	switch (post_json(c, "/api/v1/runs", json, len, &r)) {
 	case DELIVERY_OK:

@@ -62,4 +62,11 @@ enum outcome {
 /* POST doc; on no answer or a 5xx spool it. Prints what happened. */
 enum outcome rundoc_deliver(const struct collect_config *c, json_t *doc);
 
+/*
+ * Check a run document (JSON text) with kperfd's own ingest decoder
+ * (api/ingest_decode.c, linked into kperf-collect): 0 when kperfd would take
+ * it, else -1 with "field: message" in err.
+ */
+int rundoc_check(const char *json, size_t len, char *err, size_t cap);
+
 #endif

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cbuf.h"
+#include "buf.h"
 #include "cutil.h"
 #include "spool.h"
 
@@ -52,26 +52,26 @@ int spool_put(const char *dir, const char *run_id, const char *json, size_t len,
 int spool_reject(const char *dir, const char *run_id, const char *from, const char *json,
 		 size_t len, const struct post_result *r)
 {
-	struct cbuf rej = CBUF_INIT, to = CBUF_INIT, answer = CBUF_INIT, ans_path = CBUF_INIT;
+	struct buf rej = BUF_INIT, to = BUF_INIT, answer = BUF_INIT, ans_path = BUF_INIT;
 	int rc = -1;
 
-	cbuf_printf(&rej, "%s/%s", dir, SPOOL_REJECTED_DIR);
-	if (mkdir_p(cbuf_str(&rej)))
+	buf_printf(&rej, "%s/%s", dir, SPOOL_REJECTED_DIR);
+	if (mkdir_p(buf_str(&rej)))
 		goto out;
-	cbuf_printf(&answer, "HTTP %ld\n%s\n", r->status, r->body ? r->body : "");
-	cbuf_printf(&ans_path, "%s/%s.answer", cbuf_str(&rej), run_id);
-	if (write_file_atomic(cbuf_str(&ans_path), answer.data, answer.len))
+	buf_printf(&answer, "HTTP %ld\n%s\n", r->status, r->body ? r->body : "");
+	buf_printf(&ans_path, "%s/%s.answer", buf_str(&rej), run_id);
+	if (write_file_atomic(buf_str(&ans_path), answer.data, answer.len))
 		goto out;
-	cbuf_printf(&to, "%s/%s.json", cbuf_str(&rej), run_id);
+	buf_printf(&to, "%s/%s.json", buf_str(&rej), run_id);
 	if (from)
-		rc = rename(from, cbuf_str(&to));
+		rc = rename(from, buf_str(&to));
 	else
-		rc = write_file_atomic(cbuf_str(&to), json, len);
+		rc = write_file_atomic(buf_str(&to), json, len);
 out:
-	cbuf_release(&rej);
-	cbuf_release(&to);
-	cbuf_release(&answer);
-	cbuf_release(&ans_path);
+	buf_release(&rej);
+	buf_release(&to);
+	buf_release(&answer);
+	buf_release(&ans_path);
 	return rc;
 }
 
@@ -108,7 +108,7 @@ static char **list_runs(const char *dir)
 
 int spool_flush(const struct collect_config *c, struct flush_stats *st)
 {
-	struct cbuf lock = CBUF_INIT;
+	struct buf lock = BUF_INIT;
 	char **names;
 	int fd, stop = 0;
 
@@ -117,14 +117,14 @@ int spool_flush(const struct collect_config *c, struct flush_stats *st)
 		err_msg("spool %s: %s", c->spool, strerror(errno));
 		return -1;
 	}
-	cbuf_printf(&lock, "%s/%s", c->spool, SPOOL_LOCK_NAME);
-	fd = open(cbuf_str(&lock), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	buf_printf(&lock, "%s/%s", c->spool, SPOOL_LOCK_NAME);
+	fd = open(buf_str(&lock), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		err_msg("lock file %s: %s", cbuf_str(&lock), strerror(errno));
-		cbuf_release(&lock);
+		err_msg("lock file %s: %s", buf_str(&lock), strerror(errno));
+		buf_release(&lock);
 		return -1;
 	}
-	cbuf_release(&lock);
+	buf_release(&lock);
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
 		close(fd);
 		return 1;
@@ -136,7 +136,7 @@ int spool_flush(const struct collect_config *c, struct flush_stats *st)
 		return -1;
 	}
 	for (char **n = names; *n; n++) {
-		struct cbuf path = CBUF_INIT;
+		struct buf path = BUF_INIT;
 		struct post_result r;
 		char *run_id, *json;
 		size_t len;
@@ -145,23 +145,23 @@ int spool_flush(const struct collect_config *c, struct flush_stats *st)
 			st->pending++;
 			continue;
 		}
-		cbuf_printf(&path, "%s/%s", c->spool, *n);
-		json = read_file(cbuf_str(&path), 256u << 20, &len);
+		buf_printf(&path, "%s/%s", c->spool, *n);
+		json = read_file(buf_str(&path), 256u << 20, &len);
 		if (!json) {
 			/* another process took it meanwhile */
-			cbuf_release(&path);
+			buf_release(&path);
 			continue;
 		}
 		run_id = xstrndup(*n, strlen(*n) - 5);
 		switch (post_json(c, "/api/v1/runs", json, len, &r)) {
 		case DELIVERY_OK:
-			unlink(cbuf_str(&path));
+			unlink(buf_str(&path));
 			st->delivered++;
 			printf("kperf-collect: delivered %s (HTTP %ld)\n", run_id, r.status);
 			break;
 		case DELIVERY_REJECTED:
-			if (spool_reject(c->spool, run_id, cbuf_str(&path), NULL, 0, &r))
-				err_msg("%s: cannot move to %s/: %s", cbuf_str(&path),
+			if (spool_reject(c->spool, run_id, buf_str(&path), NULL, 0, &r))
+				err_msg("%s: cannot move to %s/: %s", buf_str(&path),
 					SPOOL_REJECTED_DIR, strerror(errno));
 			st->rejected++;
 			err_msg("%s rejected (HTTP %ld): %s; kept in %s/%s/", run_id, r.status, r.body,
@@ -179,7 +179,7 @@ int spool_flush(const struct collect_config *c, struct flush_stats *st)
 		post_result_release(&r);
 		free(run_id);
 		free(json);
-		cbuf_release(&path);
+		buf_release(&path);
 	}
 	for (char **n = names; *n; n++)
 		free(*n);

@@ -128,8 +128,7 @@ void jsonw_double(struct buf *b, double d)
 	buf_append(b, out, (size_t)len);
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 when invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
+size_t jsonw_utf8_len(const unsigned char *s, size_t n)
 {
 	size_t len;
 	unsigned cp;
@@ -174,7 +173,7 @@ void jsonw_string(struct buf *b, const char *s, size_t n)
 		if (c >= 0x80) {
 			/* JSON text is UTF-8: a byte that is not (an echoed URL,
 			 * a cut name) becomes U+FFFD */
-			size_t len = utf8_len((const unsigned char *)s + i, n - i);
+			size_t len = jsonw_utf8_len((const unsigned char *)s + i, n - i);
 			if (len) {
 				i += len - 1;
 				continue;

@@ -14,6 +14,9 @@
 void jsonw_value(struct buf *b, const json_t *v, int sort);
 /* Append a JSON string literal for the UTF-8 text s of n bytes. */
 void jsonw_string(struct buf *b, const char *s, size_t n);
+/* Length of the valid UTF-8 sequence at s (n >= 1 bytes left), 0 when invalid
+ * (overlong forms, surrogates, past U+10FFFF). */
+size_t jsonw_utf8_len(const unsigned char *s, size_t n);
 /*
  * Append the shortest of printf's %.15g, %.16g and %.17g that reads back as
  * d, or d as an integer when it is whole and below 1e17 in magnitude (-0 is

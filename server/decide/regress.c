@@ -31,7 +31,6 @@
 #include "util.h"
 #include "verdict.h"
 
-#define REGRESS_POLL_US 200000
 /* A regression counts as recovered when a later commit undoes 75% of it. */
 #define REGRESS_RECOVERED_SHARE 0.75
 
@@ -47,8 +46,6 @@
 #define REGRESS_BATCH_MAX "4096"
 /* Runs whose samples are read at once (a large group is read alone). */
 #define REGRESS_CHUNK_RUNS 4096
-/* A claim this large says the queue is long: the second worker joins. */
-#define REGRESS_HELP_ENTRIES 32
 
 /*
  * A queued group is decided once no run has arrived for it for a quarter
@@ -107,75 +104,6 @@ static const char SQL_LOCK[] =
 	" SELECT g.id, m.name, t.suite, t.params::text, v.knobs::text FROM l"
 	" JOIN key_group g ON g.id = l.id JOIN machine m ON m.id = g.machine_id"
 	" JOIN test t ON t.id = g.test_id JOIN variant v ON v.id = g.variant_id ORDER BY 1";
-
-/*
- * What to decide for the claimed entries ($1-$4 commit, machine, test,
- * variant; $5 key group): each commit, and its children that ran the group
- * (commits whose base it is), each against its base: its parent, or for a
- * patch of a series the first parent outside the series (the series base);
- * when that base has no runs of the group, the nearest first-parent ancestor
- * that has ('ancestor', at most $6 commits back), and the claimed commit is
- * then also the base of the first-parent descendants down to the next one
- * with runs. Commits without a base with runs are not decided (the change
- * points cover them). In commit-date order within a group: recoveries are
- * marked by the first later commit that undoes a regression.
- */
-static const char SQL_PLAN[] =
-	"WITH RECURSIVE e AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[],"
-	"  $4::bigint[], $5::bigint[]) AS e(commit_id, machine_id, test_id, variant_id, key_group)),"
-	" x AS (SELECT commit_id, key_group FROM e"
-	"  UNION SELECT k.id, e.key_group FROM e CROSS JOIN LATERAL (SELECT x.id"
-	"   FROM commits x, commits me WHERE me.id = e.commit_id AND me.sha IS NOT NULL"
-	"   AND x.id <> me.id"
-	"   AND ((x.parent_sha = me.sha AND (x.series IS NULL OR x.series IS DISTINCT FROM me.series))"
-	"    OR x.series IN (SELECT f.series FROM commits f WHERE f.parent_sha = me.sha"
-	"     AND f.series IS NOT NULL AND f.series IS DISTINCT FROM me.series))"
-	"   AND EXISTS (SELECT 1 FROM run r WHERE r.commit_id = x.id AND r.machine_id = e.machine_id"
-	"    AND r.test_id = e.test_id AND r.variant_id = e.variant_id AND r.valid)) k"
-	"  UNION SELECT d.id, d.key_group FROM down d WHERE d.depth > 0 AND d.tested),"
-	/* first-parent descendants without runs, down to the first with runs */
-	" down(key_group, id, sha, depth, tested) AS ("
-	"  SELECT e.key_group, c.id, c.sha, 0, false FROM e JOIN commits c ON c.id = e.commit_id"
-	"   WHERE c.sha IS NOT NULL"
-	"  UNION ALL SELECT d.key_group, k.id, k.sha, d.depth + 1, EXISTS (SELECT 1 FROM run r"
-	"   JOIN key_group g ON g.id = d.key_group WHERE r.commit_id = k.id"
-	"   AND r.machine_id = g.machine_id AND r.test_id = g.test_id AND r.variant_id = g.variant_id"
-	"   AND r.valid)"
-	"  FROM down d JOIN commits k ON k.parent_sha = d.sha AND k.series IS NULL"
-	"  WHERE NOT d.tested AND d.depth < $6::int),"
-	" chain(start, id, parent_sha, series, depth) AS ("
-	"  SELECT c.id, c.id, c.parent_sha, c.series, 0 FROM commits c"
-	"   WHERE c.id IN (SELECT commit_id FROM x)"
-	"  UNION ALL SELECT chain.start, p.id, p.parent_sha, chain.series, chain.depth + 1"
-	"  FROM chain JOIN commits p ON p.sha = chain.parent_sha"
-	"  WHERE chain.series IS NOT NULL AND p.series = chain.series AND chain.depth < 1000),"
-	" last AS (SELECT DISTINCT ON (start) start, parent_sha, series FROM chain"
-	"  ORDER BY start, depth DESC),"
-	" base0 AS (SELECT x.key_group, x.commit_id, b.id AS base_id,"
-	"  CASE WHEN last.series IS NULL THEN 'parent' ELSE 'series_base' END AS kind,"
-	"  EXISTS (SELECT 1 FROM run r JOIN key_group g ON g.id = x.key_group"
-	"   WHERE r.commit_id = b.id AND r.machine_id = g.machine_id AND r.test_id = g.test_id"
-	"   AND r.variant_id = g.variant_id AND r.valid) AS tested"
-	"  FROM x JOIN last ON last.start = x.commit_id JOIN commits b ON b.sha = last.parent_sha"
-	"  WHERE x.key_group IS NOT NULL),"
-	/* no runs at the base: the nearest first-parent ancestor with runs */
-	" anc(key_group, start, id, parent_sha, depth, tested) AS ("
-	"  SELECT x.key_group, x.commit_id, c.id, c.parent_sha, 0, false FROM x"
-	"   JOIN commits c ON c.id = x.commit_id WHERE x.key_group IS NOT NULL"
-	"   AND NOT EXISTS (SELECT 1 FROM base0 WHERE base0.key_group = x.key_group"
-	"    AND base0.commit_id = x.commit_id AND base0.tested)"
-	"  UNION ALL SELECT a.key_group, a.start, p.id, p.parent_sha, a.depth + 1,"
-	"   EXISTS (SELECT 1 FROM run r JOIN key_group g ON g.id = a.key_group"
-	"    WHERE r.commit_id = p.id AND r.machine_id = g.machine_id AND r.test_id = g.test_id"
-	"    AND r.variant_id = g.variant_id AND r.valid)"
-	"  FROM anc a JOIN commits p ON p.sha = a.parent_sha"
-	"  WHERE NOT a.tested AND a.depth < $6::int),"
-	" plan AS (SELECT key_group, commit_id, base_id, kind FROM base0 WHERE tested"
-	"  UNION ALL (SELECT DISTINCT ON (key_group, start) key_group, start, id, 'ancestor'"
-	"  FROM anc WHERE tested ORDER BY key_group, start, depth))"
-	" SELECT plan.key_group, plan.commit_id, plan.base_id, plan.kind"
-	" FROM plan JOIN commits xc ON xc.id = plan.commit_id"
-	" ORDER BY plan.key_group, coalesce(xc.committed_at, xc.created_at), plan.commit_id";
 
 static const char SQL_UPSERT[] =
 	"INSERT INTO decision AS d (machine_id, test_id, variant_id, metric_id, commit_id,"
@@ -269,14 +197,7 @@ static const char SQL_RELEASE[] =
 
 static struct verdict_config vcfg;
 static double alert_settle_s = 120;
-static atomic_int worker_stop;
 static atomic_ulong passes; /* (group, commit) pairs decided */
-static pthread_t threads[REGRESS_WORKERS];
-static int nthreads;
-/* the helpers wait here until the first worker finds the queue long */
-static pthread_mutex_t help_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t help_cond = PTHREAD_COND_INITIALIZER;
-static int help_wanted;
 
 /* One claimed queue entry. */
 struct entry {
@@ -363,7 +284,7 @@ static void read_entries(struct batch *bt, const PGresult *r)
 	qsort(bt->e, bt->ne, sizeof(*bt->e), key_cmp);
 }
 
-/* Entries as the bigint[] literals of SQL_PLAN, SQL_DONE and SQL_RELEASE:
+/* Entries as the bigint[] literals of RL_SQL_PLAN, SQL_DONE and SQL_RELEASE:
  * those whose held flag is held (all when held < 0). */
 static void entry_arrays(const struct batch *bt, int held, struct buf a[6])
 {
@@ -395,7 +316,7 @@ static void arrays_release(struct buf *a, int n)
 }
 
 /* The held groups (from SQL_LOCK's rows) and the pairs to decide (from
- * SQL_PLAN's). */
+ * RL_SQL_PLAN's). */
 static void read_plan(struct batch *bt, PGresult *names, const PGresult *plan)
 {
 	int ng = PQntuples(names), np = PQntuples(plan);
@@ -494,7 +415,7 @@ static int batch_begin(PGconn *c, struct batch *bt)
 	{
 		const struct db_stmt st[5] = {{"BEGIN", 0, NULL, 0, NULL, NULL},
 					      {SQL_LOCK, 1, pk, 0, NULL, NULL},
-					      {SQL_PLAN, 6, pp, 0, NULL, NULL},
+					      {RL_SQL_PLAN, 6, pp, 0, NULL, NULL},
 					      {COMMIT_CACHE_SQL_EPOCH, 0, NULL, 1, NULL, NULL},
 					      {RL_SQL_RUNS, 1, pk, 1, NULL, NULL}};
 		if (db_pipeline_send(c, 5, st)) {
@@ -835,98 +756,18 @@ int regress_step(PGconn *c)
 	return (int)held;
 }
 
-/* ---- the workers ---- */
-
-/* Confirmations past their time, and bisections to advance (at most once a
- * second: each reads its chain's samples). */
-static void lab_step(PGconn *c)
-{
-	static _Thread_local int64_t last;
-	int64_t now = now_us();
-
-	if (now - last < 1000000)
-		return;
-	last = now;
-	if (confirm_sweep(c) < 0 || bisect_step(c) < 0)
-		log_error("the lab loop's pass failed; trying again in a second");
-}
-
-static void *worker_main(void *arg)
-{
-	int helper = (int)(intptr_t)arg;
-	int64_t partitions_at = now_us();
-
-	while (!atomic_load(&worker_stop)) {
-		PGconn *c;
-		int rc;
-
-		if (helper) { /* wait until the queue is long */
-			pthread_mutex_lock(&help_lock);
-			while (!help_wanted && !atomic_load(&worker_stop))
-				pthread_cond_wait(&help_cond, &help_lock);
-			pthread_mutex_unlock(&help_lock);
-			if (atomic_load(&worker_stop))
-				break;
-		}
-		c = db_get();
-		rc = c ? regress_step(c) : -1;
-		if (!helper && c && rc == 0) /* the queue is empty: the lab loop's turn */
-			lab_step(c);
-		if (!helper && c && now_us() - partitions_at > 3600 * INT64_C(1000000)) {
-			partitions_at = now_us();
-			migrate_partitions(c);
-		}
-		if (!helper && rc >= REGRESS_HELP_ENTRIES && nthreads > 1) {
-			pthread_mutex_lock(&help_lock);
-			help_wanted = 1;
-			pthread_cond_broadcast(&help_cond);
-			pthread_mutex_unlock(&help_lock);
-		}
-		if (rc > 0)
-			continue;
-		if (helper) { /* the queue is short again: back to waiting, its
-			       * connection back to the pool */
-			pthread_mutex_lock(&help_lock);
-			help_wanted = 0;
-			pthread_mutex_unlock(&help_lock);
-			db_release();
-		}
-		usleep(rc < 0 ? 5 * REGRESS_POLL_US : REGRESS_POLL_US);
-	}
-	db_release();
-	return NULL;
-}
-
 int regress_configure(const char *floors, char *err, size_t errlen)
 {
 	return verdict_config_parse(&vcfg, floors, err, errlen);
 }
 
-int regress_start(double settle_s)
+void regress_settle(double settle_s)
 {
 	alert_settle_s = settle_s;
-	atomic_store(&worker_stop, 0);
-	help_wanted = 0;
-	for (nthreads = 0; nthreads < REGRESS_WORKERS; nthreads++)
-		if (pthread_create(&threads[nthreads], NULL, worker_main,
-				   (void *)(intptr_t)(nthreads > 0)))
-			break;
-	if (nthreads)
-		return 0;
-	return -1;
 }
 
-void regress_stop(void)
+void regress_release(void)
 {
-	if (!nthreads)
-		return;
-	atomic_store(&worker_stop, 1);
-	pthread_mutex_lock(&help_lock);
-	pthread_cond_broadcast(&help_cond);
-	pthread_mutex_unlock(&help_lock);
-	for (int i = 0; i < nthreads; i++)
-		pthread_join(threads[i], NULL);
-	nthreads = 0;
 	verdict_config_release(&vcfg);
 }
 

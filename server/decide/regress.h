@@ -39,6 +39,16 @@ void regress_stop(void);
  */
 int regress_step(PGconn *c);
 
+/* regress_worker.c's: how often the first worker polls the queue, and the
+ * claim size that says the queue is long (the second worker joins). */
+#define REGRESS_POLL_US 200000
+#define REGRESS_HELP_ENTRIES 32
+
+/* regress.c, for regress_worker.c: the settle time of the alerts it queues,
+ * and the verdict configuration given back when the workers stop. */
+void regress_settle(double settle_s);
+void regress_release(void);
+
 /* How many times this process decided a key group at one commit (every
  * metric of it), for /metrics. */
 unsigned long regress_passes(void);

@@ -89,4 +89,10 @@ size_t rl_commit_index(const struct rl_group *g, long id);
 /* Free what rl_runs and rl_samples gave g (not the caller's strings). */
 void rl_group_release(struct rl_group *g);
 
+/* What to decide for the claimed entries: each commit and its children with
+ * runs against their bases (parent, series base, nearest tested ancestor); see
+ * regress_load.c. $1-$4 the entries' commit, machine, test, variant, $5 their
+ * key groups, $6 the ancestor depth. */
+extern const char RL_SQL_PLAN[];
+
 #endif

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../collectors/cbuf.h"
+#include "buf.h"
 #include "../../collectors/metrics.h"
 #include "../../collectors/parse.h"
 #include "../integration/harness.h"
@@ -166,16 +166,16 @@ Test(custom, limits_are_errors_at_the_line_past_them)
 		{20, PARSE_VALUES_MAX / 20 + 1, PARSE_VALUES_MAX + 1, "more than 100000 values in all"},
 	};
 	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
-		struct cbuf b = CBUF_INIT, j = CBUF_INIT;
+		struct buf b = BUF_INIT, j = BUF_INIT;
 		struct parse_ctx pc;
 		char where[64];
 		int rc;
 
 		for (int k = 0; k < rows[r].per_name; k++)
 			for (int n = 0; n < rows[r].names; n++)
-				cbuf_printf(&b, "bench.m%d: %d\n", n, k);
+				buf_printf(&b, "bench.m%d: %d\n", n, k);
 		parse_ctx_init(&pc, "in");
-		rc = parse_run(parser_find("kv"), &pc, cbuf_str(&b), b.len);
+		rc = parse_run(parser_find("kv"), &pc, buf_str(&b), b.len);
 		if (!rows[r].bad_line) {
 			cr_expect_eq(rc, 0, "row %zu: %s", r, pc.err);
 		} else {
@@ -188,16 +188,16 @@ Test(custom, limits_are_errors_at_the_line_past_them)
 		}
 		parse_ctx_release(&pc);
 		/* the same in JSON: one list per name */
-		cbuf_putc(&j, '{');
+		buf_putc(&j, '{');
 		for (int n = 0; n < rows[r].names; n++) {
-			cbuf_printf(&j, "%s\n\"bench.m%d\": [", n ? "," : "", n);
+			buf_printf(&j, "%s\n\"bench.m%d\": [", n ? "," : "", n);
 			for (int k = 0; k < rows[r].per_name; k++)
-				cbuf_printf(&j, "%s%d", k ? "," : "", k);
-			cbuf_putc(&j, ']');
+				buf_printf(&j, "%s%d", k ? "," : "", k);
+			buf_putc(&j, ']');
 		}
-		cbuf_puts(&j, "}\n");
+		buf_puts(&j, "}\n");
 		parse_ctx_init(&pc, "in");
-		rc = parse_run(parser_find("json"), &pc, cbuf_str(&j), j.len);
+		rc = parse_run(parser_find("json"), &pc, buf_str(&j), j.len);
 		if (!rows[r].bad_line)
 			cr_expect_eq(rc, 0, "row %zu (json): %s", r, pc.err);
 		else
@@ -205,8 +205,8 @@ Test(custom, limits_are_errors_at_the_line_past_them)
 					  strstr(pc.err, rows[r].says),
 				  "row %zu (json): \"%s\"", r, pc.err);
 		parse_ctx_release(&pc);
-		cbuf_release(&b);
-		cbuf_release(&j);
+		buf_release(&b);
+		buf_release(&j);
 	}
 }
 

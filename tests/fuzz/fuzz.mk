@@ -27,14 +27,14 @@ FUZZ_CXXFLAGS := -std=c++17 -g -O1 -Wall -Wextra -Werror -Wshadow -Wmissing-decl
                  $(FUZZ_SAN) -MMD -MP $(SERVER_INC)
 FUZZ_LDFLAGS := -fsanitize=fuzzer,address,undefined
 
-# The code under test, per harness family. server/ and collectors/ each
-# define xmalloc & co., so the two families never share a binary.
-FUZZ_INGEST_SRC  := api/ingest_decode.c server/core/jsonw.c server/core/dtoa.cc server/core/util.c \
+# The code under test, per harness family (the collector's parsers take
+# buffers and allocation from server/core, as kperf-collect does).
+FUZZ_INGEST_SRC  := api/ingest_decode.c api/decode_ctx.c server/core/jsonw.c server/core/dtoa.cc server/core/util.c \
                     server/core/buf.c
 FUZZ_QUERY_SRC   := api/query.c server/core/util.c server/core/buf.c
 FUZZ_REF_SRC     := api/ref.c api/query.c server/core/util.c server/core/buf.c
-FUZZ_COLLECT_SRC := collectors/parse.c $(wildcard collectors/parse_*.c) collectors/cbuf.c \
-                    collectors/cutil.c collectors/metrics.c collectors/rx.c
+FUZZ_COLLECT_SRC := collectors/parse.c $(wildcard collectors/parse_*.c) collectors/cutil.c \
+                    collectors/metrics.c collectors/rx.c server/core/buf.c server/core/util.c
 fuzz_obj = $(patsubst %,$(FUZZ_DIR)/obj/%.o,$(basename $(1)))
 
 # One harness per parser of collectors/parse.c's table.
