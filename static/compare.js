@@ -6,7 +6,7 @@
 import {
   $, el, put, api, apiText, qs, params, setState, onState, ticket, status, showError, errorText, table, link,
   units, fmtNum, fmtPct, fmtSigned, fmtCI, fmtP, kernelName, shortSha, pairs, varyingKeys, machineTag,
-  verdictTag, isKpi, preWithCopy,
+  verdictTag, isKpi, preWithCopy, apiPost,
 } from './kperf.js';
 import { chartBox, ciBarChart } from './charts.js';
 
@@ -112,6 +112,38 @@ async function suggestions(stale) {
   } catch (e) {
     box.appendChild(el('p', { class: 'status error' }, `loading decisions failed: ${errorText(e)}`));
   }
+}
+
+// An admin asks the labs for 3 more runs of both sides of each test compared
+// (a job per commit and key group: machine, test and variant), at most 8 keys.
+function moreRuns(data) {
+  const keys = new Map();
+  for (const r of data.rows) {
+    const k = JSON.stringify([r.machine, r.suite, r.params, r.variant]);
+    if (!keys.has(k)) keys.set(k, r);
+  }
+  if (!keys.size || keys.size > 8) return null;
+  const out = el('span', { role: 'status' });
+  const ask = async () => {
+    const token = sessionStorage.getItem('kperf.adminToken') || '';
+    if (!token) {
+      put(out, 'this needs the admin token (enter it on a decision\'s page under Triage)');
+      return;
+    }
+    put(out, 'asking…');
+    try {
+      for (const r of keys.values()) {
+        for (const commit of [data.base.commit, ...data.targets.map((t) => t.commit)]) {
+          await apiPost('/api/v1/jobs', { commit, machine: r.machine, suite: r.suite, params: r.params,
+            variant: r.variant, runs: 3, reason: 'more runs asked from the compare page' }, token);
+        }
+      }
+      put(out, `asked: 3 more runs of each side for ${keys.size} test${keys.size > 1 ? 's' : ''}, `, link('/jobs', 'see the jobs'));
+    } catch (e) {
+      put(out, `asking failed: ${errorText(e)}`);
+    }
+  };
+  return el('p', {}, el('button', { type: 'button', id: 'more-runs', onclick: ask }, 'Ask the labs for 3 more runs of both sides'), ' ', out);
 }
 
 function side(kind, s) {
@@ -259,6 +291,7 @@ async function render() {
     el('div', { class: 'sides' }, side('base', data.base), data.targets.map((t) => side('target', t))),
     el('p', {}, `${data.rows.length} rows: `, ['regression', 'improvement', 'changed', 'noise'].filter((v) => counts[v])
       .map((v, i) => [i ? ', ' : '', `${counts[v]} `, verdictTag(v)])),
+    moreRuns(data),
     el('section', {}, el('h2', {}, 'What differs besides the kernel'), envDiff(data.environment_diff || [])),
     chart ? chart.section : null,
     el('section', {}, el('h2', {}, 'All rows'),

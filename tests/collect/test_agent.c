@@ -240,16 +240,7 @@ static void log_wait(struct agent_proc *ap, const char *text)
 static long call(const char *method, const char *path, const char *token, const char *body,
 		 json_t **j)
 {
-	struct resp r;
-	long st;
-
-	http_call(&K, method, path, token, body ? "application/json" : NULL, body,
-		  body ? strlen(body) : 0, &r);
-	st = r.status;
-	if (j)
-		*j = r.len ? resp_json(&r) : NULL;
-	resp_release(&r);
-	return st;
+	return harness_call(&K, method, path, token, body, j);
 }
 
 static long queue(const char *json)

@@ -15,21 +15,7 @@
 #include "../integration/harness.h"
 #include "testutil.h"
 
-static struct kperfd K;
-static char url[64];
-
-static void setup(void)
-{
-	kperfd_start(&K, NULL);
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d", K.port);
-}
-
-static void teardown(void)
-{
-	kperfd_stop(&K);
-}
-
-TestSuite(cli, .init = setup, .fini = teardown, .timeout = 180);
+KPERFD_URL_SUITE(cli, 180);
 
 #define READTWICE_SH                                                                       \
 	"printf 'readtwice: process 0: 268435456 bytes read twice in 2.4 s: 212.25 MB/s\\n"  \
@@ -37,22 +23,6 @@ TestSuite(cli, .init = setup, .fini = teardown, .timeout = 180);
 	"readtwice: total: 2 processes, 536870912 bytes in 2.4 s: 435.00 MB/s\\n'"
 
 #define SHA "1431d4d11abb265e79cd44bed2f5ea93f1bcc57b"
-
-static int closed_port(void)
-{
-	struct sockaddr_in a;
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
-
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-	port = ntohs(a.sin_port);
-	close(fd);
-	return port;
-}
 
 /* The run_id from "kperf-collect: run <id> stored" or "... run <id> spooled". */
 static void run_id_of(const char *text, char *out, size_t n)
@@ -260,7 +230,7 @@ Test(cli, server_away_spools_then_flush_delivers_once)
 
 	tu_tmpdir(dir, sizeof(dir));
 	snprintf(spool, sizeof(spool), "%s/spool", dir);
-	snprintf(away, sizeof(away), "http://127.0.0.1:%d", closed_port());
+	snprintf(away, sizeof(away), "http://127.0.0.1:%d", harness_closed_port());
 	{
 		const char *args[] = {"--server", away, "--token", TOKEN_COLLECTOR, "--spool", spool,
 				      "run", "--suite", "readtwice", "--quiet", "--", "sh", "-c",

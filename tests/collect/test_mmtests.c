@@ -158,19 +158,7 @@ Test(mmtests, parse_prints_runs_with_params_and_tagged_ids)
 	free(err);
 }
 
-static struct kperfd K;
-
-static void setup(void)
-{
-	kperfd_start(&K, NULL);
-}
-
-static void teardown(void)
-{
-	kperfd_stop(&K);
-}
-
-TestSuite(mmtests_e2e, .init = setup, .fini = teardown, .timeout = 180);
+KPERFD_SUITE(mmtests_e2e, 180);
 
 Test(mmtests_e2e, import_stores_one_run_per_iteration)
 {

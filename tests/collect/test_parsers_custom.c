@@ -210,21 +210,7 @@ Test(custom, limits_are_errors_at_the_line_past_them)
 	}
 }
 
-static struct kperfd K;
-static char url[64];
-
-static void setup(void)
-{
-	kperfd_start(&K, NULL);
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d", K.port);
-}
-
-static void teardown(void)
-{
-	kperfd_stop(&K);
-}
-
-TestSuite(custom_e2e, .init = setup, .fini = teardown, .timeout = 180);
+KPERFD_URL_SUITE(custom_e2e, 180);
 
 /* A benchmark without a parser, two iterations, its stats lines posted as a series. */
 Test(custom_e2e, run_format_kv_posts_the_benchmarks_own_numbers)

@@ -483,22 +483,6 @@ Test(tools, cut_and_flipped_fixtures_never_crash)
 	}
 }
 
-static int closed_port(void)
-{
-	struct sockaddr_in a;
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
-
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-	port = ntohs(a.sin_port);
-	close(fd);
-	return port;
-}
-
 /*
  * kperf-collect itself: `parse` of a cut output exits 65 naming file and line
  * and prints no run; `import` sends nothing (with the server away it would
@@ -511,7 +495,7 @@ Test(tools, the_cli_exits_65_and_sends_nothing_for_a_cut_output, .timeout = 120)
 
 	tu_tmpdir(dir, sizeof(dir));
 	snprintf(spool, sizeof(spool), "%s/spool", dir);
-	snprintf(server, sizeof(server), "http://127.0.0.1:%d", closed_port());
+	snprintf(server, sizeof(server), "http://127.0.0.1:%d", harness_closed_port());
 	for (size_t i = 0; i < NCUTS; i++) {
 		const char *parse[] = {"parse", "--format", cuts[i].format, path, NULL};
 		const char *import[] = {"--server", server, "--token", "t", "--spool", spool,

@@ -23,19 +23,7 @@
 #include "../integration/harness.h"
 #include "testutil.h"
 
-static struct kperfd K;
-static char url[64];
-
-static void setup(void)
-{
-	kperfd_start(&K, NULL);
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d", K.port);
-}
-
-static void teardown(void)
-{
-	kperfd_stop(&K);
-}
+KPERFD_URL_FIXTURE
 
 /* Run cmd with sh; its output (stdout and stderr) into a malloc'd string; returns the status. */
 static int sh_out(const char *cmd, char **out)
@@ -145,7 +133,8 @@ static double first(json_t *metrics, const char *name)
 	return json_number_value(v);
 }
 
-TestSuite(perf_monitors, .init = setup, .fini = teardown, .timeout = 240);
+TestSuite(perf_monitors, .init = kperfd_suite_setup, .fini = kperfd_suite_teardown,
+	  .timeout = 240);
 
 Test(perf_monitors, profile_posts_lkp_rows_with_the_hottest_kernel_symbol)
 {

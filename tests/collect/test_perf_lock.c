@@ -17,6 +17,7 @@
 
 #include "../../collectors/cutil.h"
 #include "../../collectors/parse.h"
+#include "../integration/harness.h"
 #include "testutil.h"
 
 #define FIX "tests/fixtures/collect/perf-lock/"
@@ -213,22 +214,6 @@ Test(perf_lock, every_cut_of_a_real_output_parses_or_fails_cleanly)
 	free(text);
 }
 
-static int closed_port(void)
-{
-	struct sockaddr_in a;
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
-
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-	port = ntohs(a.sin_port);
-	close(fd);
-	return port;
-}
-
 /*
  * kperf-collect itself: a cut output is exit 65 naming file and line, and
  * import sends nothing (the server is away: it would have spooled it),
@@ -243,7 +228,7 @@ Test(perf_lock, the_cli_exits_65_and_sends_nothing_for_a_cut_output, .timeout = 
 
 	tu_tmpdir(dir, sizeof(dir));
 	snprintf(spool, sizeof(spool), "%s/spool", dir);
-	snprintf(server, sizeof(server), "http://127.0.0.1:%d", closed_port());
+	snprintf(server, sizeof(server), "http://127.0.0.1:%d", harness_closed_port());
 	text = read_file(FIX "readtwice-8procs", 1u << 20, &len);
 	cr_assert_not_null(text);
 	text[300] = '\0'; /* in the middle of line 5 */

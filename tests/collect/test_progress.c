@@ -20,21 +20,7 @@
 #include "../integration/harness.h"
 #include "testutil.h"
 
-static struct kperfd K;
-static char url[64];
-
-static void setup(void)
-{
-	kperfd_start(&K, NULL);
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d", K.port);
-}
-
-static void teardown(void)
-{
-	kperfd_stop(&K);
-}
-
-TestSuite(progress, .init = setup, .fini = teardown, .timeout = 120);
+KPERFD_URL_SUITE(progress, 120);
 
 #define READTWICE_SH                                                                               \
 	"printf 'readtwice: process 0: 268435456 bytes read twice in 2.4 s: 212.25 MB/s\\n"        \

@@ -17,19 +17,7 @@
 #include "../integration/harness.h"
 #include "testutil.h"
 
-static struct kperfd K;
-static char url[64];
-
-static void setup(void)
-{
-	kperfd_start(&K, NULL);
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d", K.port);
-}
-
-static void teardown(void)
-{
-	kperfd_stop(&K);
-}
+KPERFD_URL_FIXTURE
 
 /*
  * $KPERF_READTWICE_BIN, else the readtwice beside $KPERF_COLLECT_BIN (so
@@ -168,7 +156,8 @@ Test(readtwice, workload_alone)
 	free(out);
 }
 
-TestSuite(readtwice_e2e, .init = setup, .fini = teardown, .timeout = 180);
+TestSuite(readtwice_e2e, .init = kperfd_suite_setup, .fini = kperfd_suite_teardown,
+	  .timeout = 180);
 
 Test(readtwice_e2e, run_stores_throughput_and_vmstat_deltas)
 {

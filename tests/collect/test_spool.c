@@ -46,23 +46,6 @@ static const char *run_doc(char *buf, size_t n, const char *run_id, double value
 	return buf;
 }
 
-/* A TCP port nobody listens on (bound, then closed). */
-static int closed_port(void)
-{
-	struct sockaddr_in a;
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
-
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-	port = ntohs(a.sin_port);
-	close(fd);
-	return port;
-}
-
 static void config_for(struct collect_config *c, int port, const char *spool)
 {
 	char url[64];
@@ -172,7 +155,7 @@ Test(spool, server_away_keeps_runs_and_the_lock_makes_flush_stand_aside, .init =
 	int fd;
 
 	tu_tmpdir(dir, sizeof(dir));
-	config_for(&away, closed_port(), dir);
+	config_for(&away, harness_closed_port(), dir);
 	config_for(&here, K.port, dir);
 	run_doc(doc, sizeof(doc), "sp-away-1", 1);
 	cr_assert_eq(spool_put(dir, "sp-away-1", doc, strlen(doc), path, sizeof(path)), 0);

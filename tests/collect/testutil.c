@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../integration/harness.h"
 #include "testutil.h"
 
 void tu_tmpdir(char *out, size_t outsz)
@@ -47,20 +48,6 @@ void tu_write(const char *dir, const char *rel, const char *text)
 	fclose(f);
 }
 
-static char *read_all(int fd)
-{
-	size_t cap = 4096, len = 0;
-	char *p = malloc(cap);
-	ssize_t n;
-
-	while ((n = read(fd, p + len, cap - len - 1)) > 0) {
-		len += (size_t)n;
-		if (cap - len < 2)
-			p = realloc(p, cap *= 2);
-	}
-	p[len] = '\0';
-	return p;
-}
 
 int tu_collect(const char *const *args, const char *const *env, char **out, char **err)
 {
@@ -94,11 +81,11 @@ int tu_collect(const char *const *args, const char *const *env, char **out, char
 		_exit(126);
 	}
 	close(po[1]);
-	*out = read_all(po[0]);
+	*out = harness_read_fd(po[0]);
 	close(po[0]);
 	waitpid(pid, &status, 0);
 	fd = open(errfile, O_RDONLY);
-	*err = fd >= 0 ? read_all(fd) : strdup("");
+	*err = fd >= 0 ? harness_read_fd(fd) : strdup("");
 	if (fd >= 0)
 		close(fd);
 	unlink(errfile);

@@ -43,6 +43,7 @@ export function makeChecks(env) {
     { name: 'run', path: '/runs/demo-lkp-1431d4d11abb-0', charts: 0, text: ['mm: base LRU balancing on an explicit cost model', 'Output tail', 'usecs to free memory'] },
     { name: 'regression', path: null, charts: 1, text: ['regression', 'Triage', 'History'] },
     { name: 'subscriptions', path: '/subscriptions', charts: 0, text: ['Alerts and subscriptions'] },
+    { name: 'jobs', path: '/jobs', charts: 0, text: ['Jobs', 'Running', 'Bisections', 'Agents'] },
   ];
   for (const pg of pages) {
     check(`page ${pg.name} loads without console errors and draws its charts`, async () => {

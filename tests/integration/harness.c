@@ -337,7 +337,7 @@ char *maildir_read(const char *dir, int i)
 	return text;
 }
 
-static char *read_fd(int fd)
+char *harness_read_fd(int fd)
 {
 	size_t cap = 4096, len = 0;
 	char *p = malloc(cap);
@@ -380,8 +380,8 @@ int kperfd_cli(struct kperfd *k, const char *const *args, char **out, char **err
 	close(po[1]);
 	close(pe[1]);
 	/* Outputs are small: read stdout fully, then stderr. */
-	*out = read_fd(po[0]);
-	*err = read_fd(pe[0]);
+	*out = harness_read_fd(po[0]);
+	*err = harness_read_fd(pe[0]);
 	close(po[0]);
 	close(pe[0]);
 	waitpid(pid, &status, 0);
@@ -534,4 +534,35 @@ char *harness_slurp(const char *path, size_t *len)
 	if (len)
 		*len = (size_t)n;
 	return p;
+}
+
+int harness_closed_port(void)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	port = ntohs(a.sin_port);
+	close(fd);
+	return port;
+}
+
+long harness_call(const struct kperfd *k, const char *method, const char *path, const char *token,
+		  const char *body, json_t **j)
+{
+	struct resp r;
+	long st;
+
+	http_call(k, method, path, token, body ? "application/json" : NULL, body,
+		  body ? strlen(body) : 0, &r);
+	st = r.status;
+	if (j)
+		*j = r.len ? resp_json(&r) : NULL;
+	resp_release(&r);
+	return st;
 }

@@ -115,4 +115,49 @@ long harness_count(const struct kperfd *k, const char *sql);
 /* Whole file, NUL-terminated; asserts it can be read. */
 char *harness_slurp(const char *path, size_t *len);
 
+/* Everything readable from fd until EOF, NUL-terminated (malloc'd). */
+char *harness_read_fd(int fd);
+
+/* A TCP port on 127.0.0.1 nobody listens on (bound, then closed). */
+int harness_closed_port(void);
+
+/* One request with an optional JSON body; the status, the answer parsed into
+ * *j when j (NULL for an empty body). */
+long harness_call(const struct kperfd *k, const char *method, const char *path, const char *token,
+		  const char *body, json_t **j);
+
+/* The usual suite: each test gets K, a kperfd on a fresh database of the test
+ * cluster, stopped (and its database dropped) after it. */
+#define KPERFD_SUITE(name, secs)                                                     \
+	static struct kperfd K;                                                      \
+	static void kperfd_suite_setup(void)                                         \
+	{                                                                            \
+		kperfd_start(&K, NULL);                                              \
+	}                                                                            \
+	static void kperfd_suite_teardown(void)                                      \
+	{                                                                            \
+		kperfd_stop(&K);                                                     \
+	}                                                                            \
+	TestSuite(name, .init = kperfd_suite_setup, .fini = kperfd_suite_teardown, \
+		  .timeout = secs)
+
+/* K and url, K's base URL ("http://127.0.0.1:PORT") for kperf-collect, with
+ * the suite's init and fini (for a TestSuite of its own), or the suite. */
+#define KPERFD_URL_FIXTURE                                                          \
+	static struct kperfd K;                                                      \
+	static char url[64];                                                         \
+	static void kperfd_suite_setup(void)                                         \
+	{                                                                            \
+		kperfd_start(&K, NULL);                                              \
+		snprintf(url, sizeof(url), "http://127.0.0.1:%d", K.port);           \
+	}                                                                            \
+	static void kperfd_suite_teardown(void)                                      \
+	{                                                                            \
+		kperfd_stop(&K);                                                     \
+	}
+#define KPERFD_URL_SUITE(name, secs)                                                 \
+	KPERFD_URL_FIXTURE                                                           \
+	TestSuite(name, .init = kperfd_suite_setup, .fini = kperfd_suite_teardown, \
+		  .timeout = secs)
+
 #endif

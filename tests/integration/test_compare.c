@@ -12,19 +12,7 @@
 
 #include "harness.h"
 
-static struct kperfd K;
-
-static void setup(void)
-{
-	kperfd_start(&K, NULL);
-}
-
-static void teardown(void)
-{
-	kperfd_stop(&K);
-}
-
-TestSuite(compare, .init = setup, .fini = teardown, .timeout = 120);
+KPERFD_SUITE(compare, 120);
 
 static void post(const char *body)
 {

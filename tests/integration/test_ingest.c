@@ -13,19 +13,7 @@
 
 #include "harness.h"
 
-static struct kperfd K;
-
-static void setup(void)
-{
-	kperfd_start(&K, NULL);
-}
-
-static void teardown(void)
-{
-	kperfd_stop(&K);
-}
-
-TestSuite(ingest, .init = setup, .fini = teardown, .timeout = 120);
+KPERFD_SUITE(ingest, 120);
 
 /* The stored run must equal the posted one, compared as parsed JSON. */
 static void assert_round_trip(const char *run_id, json_t *posted)

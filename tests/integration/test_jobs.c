@@ -40,20 +40,10 @@ static void teardown(void)
 
 TestSuite(jobs, .init = setup, .fini = teardown, .timeout = 120);
 
-/* POST body with token; the status; the parsed answer into *j (may be NULL). */
 static long call(const char *method, const char *path, const char *token, const char *body,
 		 json_t **j)
 {
-	struct resp r;
-	long st;
-
-	http_call(&K, method, path, token, body ? "application/json" : NULL, body,
-		  body ? strlen(body) : 0, &r);
-	st = r.status;
-	if (j)
-		*j = r.len ? resp_json(&r) : NULL;
-	resp_release(&r);
-	return st;
+	return harness_call(&K, method, path, token, body, j);
 }
 
 static long num(json_t *j, const char *key)
@@ -378,4 +368,70 @@ Test(jobs, tokens_bound_to_machines_post_and_claim_for_those_only)
 	cr_expect(err && strstr(err, "--machines"), "%s", err);
 	free(out);
 	free(err);
+}
+
+/* A bisection started by hand: refused unless bad descends from good, then
+ * running with a job for the midpoint's runs (issue 19). */
+Test(jobs, a_bisection_started_by_hand_queues_its_midpoint)
+{
+	json_t *j;
+	long id;
+	char path[64];
+
+	cr_assert_eq(post_run(TOKEN_COLLECTOR, "b-good", "lab1", SHA_A, 0), 201);
+	cr_expect_eq(call("POST", "/api/v1/bisections", TOKEN_COLLECTOR,
+			  "{\"good\":\"" SHA_A "\",\"bad\":\"" SHA_B "\",\"machine\":\"lab1\","
+			  "\"suite\":\"readtwice\",\"params\":{\"procs\":\"4\"},"
+			  "\"metric\":\"readtwice.throughput\"}",
+			  NULL),
+		     403, "starting a bisection needs an admin token");
+	cr_expect_eq(call("POST", "/api/v1/bisections", TOKEN_ADMIN,
+			  "{\"good\":\"" SHA_B "\",\"bad\":\"" SHA_A "\",\"machine\":\"lab1\","
+			  "\"suite\":\"readtwice\",\"params\":{\"procs\":\"4\"},"
+			  "\"metric\":\"readtwice.throughput\"}",
+			  &j),
+		     400, "bad must descend from good");
+	cr_expect_str_eq(str(j, "field"), "bad");
+	json_decref(j);
+	cr_expect_eq(call("POST", "/api/v1/bisections", TOKEN_ADMIN,
+			  "{\"good\":\"" SHA_A "\",\"bad\":\"" SHA_B "\",\"machine\":\"lab1\","
+			  "\"suite\":\"readtwice\",\"params\":{\"procs\":\"4\"},"
+			  "\"metric\":\"no.such.metric\"}",
+			  &j),
+		     404);
+	cr_expect_str_eq(str(j, "field"), "metric");
+	json_decref(j);
+	cr_assert_eq(call("POST", "/api/v1/bisections", TOKEN_ADMIN,
+			  "{\"good\":\"" SHA_A "\",\"bad\":\"" SHA_B "\",\"machine\":\"lab1\","
+			  "\"suite\":\"readtwice\",\"params\":{\"procs\":\"4\"},"
+			  "\"metric\":\"readtwice.throughput\"}",
+			  &j),
+		     201);
+	id = num(j, "id");
+	cr_expect_str_eq(str(j, "state"), "running");
+	cr_expect_str_eq(str(j, "good"), SHA_A);
+	cr_expect_str_eq(str(j, "bad"), SHA_B);
+	cr_expect_eq(num(j, "commits"), 2);
+	json_decref(j);
+	/* two adjacent commits: the first bad one is bad itself once the ends are
+	 * measured; with no runs of the bad end yet, it ends inconclusive */
+	snprintf(path, sizeof(path), "/api/v1/bisections/%ld", id);
+	for (int i = 0; i < 100; i++) {
+		cr_assert_eq(call("GET", path, NULL, NULL, &j), 200);
+		if (strcmp(str(j, "state"), "running"))
+			break;
+		json_decref(j);
+		j = NULL;
+		usleep(100000);
+	}
+	cr_assert_not_null(j, "the bisection did not end within 10 s");
+	cr_expect_str_eq(str(j, "state"), "inconclusive");
+	cr_expect(strstr(str(j, "reason"), "an end of the range has no runs") != NULL, "%s",
+		  str(j, "reason"));
+	json_decref(j);
+	cr_expect_eq(call("GET", "/api/v1/bisections?state=inconclusive&machine=lab1", NULL, NULL, &j),
+		     200);
+	cr_expect_eq(num(j, "total"), 1);
+	json_decref(j);
+	cr_expect_eq(call("GET", "/api/v1/bisections?state=nope", NULL, NULL, NULL), 400);
 }

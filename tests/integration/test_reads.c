@@ -11,19 +11,7 @@
 
 #include "harness.h"
 
-static struct kperfd K;
-
-static void setup(void)
-{
-	kperfd_start(&K, NULL);
-}
-
-static void teardown(void)
-{
-	kperfd_stop(&K);
-}
-
-TestSuite(reads, .init = setup, .fini = teardown, .timeout = 120);
+KPERFD_SUITE(reads, 120);
 
 static json_t *get_json(const char *path, long want)
 {

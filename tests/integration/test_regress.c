@@ -16,19 +16,7 @@
 
 #include "harness.h"
 
-static struct kperfd K;
-
-static void setup(void)
-{
-	kperfd_start(&K, NULL);
-}
-
-static void teardown(void)
-{
-	kperfd_stop(&K);
-}
-
-TestSuite(regress, .init = setup, .fini = teardown, .timeout = 180);
+KPERFD_SUITE(regress, 180);
 
 #define PARENT "a4fe1631f313f75c9d8f4b5e0e9cba1c1bd1d68e"
 #define CHILD "1431d4d11abb265e79cd44bed2f5ea93f1bcc57b"
