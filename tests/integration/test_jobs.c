@@ -435,3 +435,67 @@ Test(jobs, a_bisection_started_by_hand_queues_its_midpoint)
 	json_decref(j);
 	cr_expect_eq(call("GET", "/api/v1/bisections?state=nope", NULL, NULL, NULL), 400);
 }
+
+/* A regression waiting for its confirmation runs, which never come: after
+ * KPERF_CONFIRM_TIMEOUT_S it is mailed, saying it is unconfirmed. */
+Test(jobs, an_unconfirmed_regression_is_mailed_after_the_timeout, .timeout = 120)
+{
+	char maildir[512], smtp_env[64];
+	const char *env[] = {smtp_env, "KPERF_ALERT_SETTLE_S=1", "KPERF_CONFIRM_RUNS=3",
+			     "KPERF_CONFIRM_TIMEOUT_S=3", NULL};
+	const char *tmp = getenv("KPERF_TEST_TMP") ? getenv("KPERF_TEST_TMP") : "/tmp";
+	int smtp_port = 0, waited = 0;
+	pid_t smtp;
+	char *msg;
+
+	snprintf(maildir, sizeof(maildir), "%s/mail-unconfirmed-%d", tmp, (int)getpid());
+	smtp = smtp_start(&smtp_port, maildir);
+	snprintf(smtp_env, sizeof(smtp_env), "KPERF_SMTP_URL=smtp://127.0.0.1:%d", smtp_port);
+	kperfd_kill(&K);
+	kperfd_env(env);
+	kperfd_restart(&K);
+	kperfd_env(NULL);
+	cr_assert_eq(call("POST", "/api/v1/subscriptions", TOKEN_ADMIN,
+			  "{\"email\":\"late@example.org\",\"machine\":\"lab1\"}", NULL),
+		     201);
+	/* lab1's agent offers the test (a claim), then goes away */
+	cr_assert_eq(claim(TOKEN_COLLECTOR, "lab1", NULL, "[" TEST_RT "]", 0, NULL), 0);
+	cr_assert_eq(call("POST", "/api/v1/runs", TOKEN_COLLECTOR,
+			  "{\"run_id\":\"u-a\",\"machine\":{\"name\":\"lab1\"},"
+			  "\"kernel\":{\"commit\":\"" SHA_A "\"},\"test\":{\"suite\":\"readtwice\","
+			  "\"params\":{\"procs\":\"4\"}},"
+			  "\"metrics\":{\"readtwice.throughput\":[1000,1001,999,1002,998]}}",
+			  NULL),
+		     201);
+	cr_assert_eq(call("POST", "/api/v1/runs", TOKEN_COLLECTOR,
+			  "{\"run_id\":\"u-b\",\"machine\":{\"name\":\"lab1\"},"
+			  "\"kernel\":{\"commit\":\"" SHA_B "\"},\"test\":{\"suite\":\"readtwice\","
+			  "\"params\":{\"procs\":\"4\"}},"
+			  "\"metrics\":{\"readtwice.throughput\":[900,901,899,902,898]}}",
+			  NULL),
+		     201);
+	/* waiting, with a job for the missing runs of each side, and no mail yet */
+	for (int i = 0; i < 100 && !waited; i++) {
+		waited = harness_count(&K, "SELECT count(*) FROM decision WHERE"
+					   " confirmation = 'waiting'") > 0;
+		if (!waited)
+			usleep(50000);
+	}
+	cr_expect(waited, "the regression waits for its confirmation");
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM job WHERE decision_id IS NOT NULL"
+				       " AND state = 'queued' AND runs = 2"),
+		     2);
+	usleep(1500000);
+	cr_expect_eq(maildir_count(maildir), 0, "no mail while it waits");
+	for (int i = 0; i < 200 && maildir_count(maildir) < 1; i++)
+		usleep(100000);
+	cr_assert_eq(maildir_count(maildir), 1, "mailed once the wait is over");
+	msg = maildir_read(maildir, 0);
+	cr_expect(strstr(msg, "This change is unconfirmed") != NULL, "%s", msg);
+	cr_expect(strstr(msg, "readtwice.throughput") != NULL, "%s", msg);
+	free(msg);
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM decision WHERE"
+				       " confirmation = 'unconfirmed'"),
+		     1);
+	smtp_stop(smtp);
+}
