@@ -21,7 +21,7 @@
 
 #include "harness.h"
 
-#define POSTERS 8
+#define POSTERS_MAX 16
 #define MAX_RUNS 20000
 
 /* synchronous_commit on: a COMMIT is acknowledged once the standby has it */
@@ -109,19 +109,19 @@ static void expect_alive(const struct kperfd *k, int round)
 }
 
 /*
- * One round: posters for a while, then outage(), then posters on until some
+ * One round: nposters posters for a while, then outage(), then posters on until some
  * runs were acknowledged after it. Every acknowledged run is stored exactly
  * once; runs answered otherwise are none.
  */
-static void round_under_load(const struct kperfd *k, int round, void (*outage)(void *),
-			     void *arg)
+static void round_under_load(const struct kperfd *k, int round, int nposters,
+			     void (*outage)(void *), void *arg)
 {
-	struct poster p[POSTERS];
-	pthread_t th[POSTERS];
+	struct poster p[POSTERS_MAX];
+	pthread_t th[POSTERS_MAX];
 	atomic_int stop = 0, after = 0;
 	int acked_after = 0, acked = 0, n503 = 0;
 
-	for (int i = 0; i < POSTERS; i++) {
+	for (int i = 0; i < nposters; i++) {
 		memset(&p[i], 0, sizeof(p[i]));
 		p[i].k = k;
 		p[i].id = i;
@@ -136,20 +136,20 @@ static void round_under_load(const struct kperfd *k, int round, void (*outage)(v
 	atomic_store(&after, 1);
 	for (int waited = 0; waited < 30000; waited += 100) {
 		int sum = 0;
-		for (int i = 0; i < POSTERS; i++)
+		for (int i = 0; i < nposters; i++)
 			sum += p[i].acked_after;
-		if (sum >= 4 * POSTERS && waited >= 1000)
+		if (sum >= 4 * nposters && waited >= 1000)
 			break;
 		sleep_ms(100);
 	}
 	atomic_store(&stop, 1);
-	for (int i = 0; i < POSTERS; i++)
+	for (int i = 0; i < nposters; i++)
 		pthread_join(th[i], NULL);
 	expect_alive(k, round);
 
 	{
 		PGconn *c = harness_db(k);
-		for (int i = 0; i < POSTERS; i++) {
+		for (int i = 0; i < nposters; i++) {
 			cr_expect_eq(p[i].other, 0, "round %d poster %d: %d answers neither 2xx nor 503 (last %ld)",
 				     round, i, p[i].other, p[i].last_other);
 			acked_after += p[i].acked_after;
@@ -174,7 +174,7 @@ static void round_under_load(const struct kperfd *k, int round, void (*outage)(v
 		PQfinish(c);
 	}
 	cr_expect_gt(n503, 0, "round %d: no 503 (or dropped request) during the outage", round);
-	cr_expect_geq(acked_after, 4 * POSTERS,
+	cr_expect_geq(acked_after, 4 * nposters,
 		      "round %d: only %d runs acknowledged after the database came back", round,
 		      acked_after);
 	cr_expect_eq(harness_count(k, "SELECT count(*) FROM run"),
@@ -204,7 +204,7 @@ Test(failover, postmaster_killed_and_restarted, .timeout = 300)
 	kperfd_start(&k, pgc.pg);
 	kperfd_env(NULL);
 	for (int round = 0; round < 3; round++)
-		round_under_load(&k, round, kill_and_restart, &pgc);
+		round_under_load(&k, round, 8, kill_and_restart, &pgc);
 	kperfd_stop(&k);
 	pg_cluster_ctl(&pgc, "stop");
 }
@@ -232,10 +232,16 @@ Test(failover, primary_killed_standby_promoted, .timeout = 300)
 	struct pg_cluster a, b = {0};
 	struct pair pr = {&a, &b};
 	struct kperfd k;
-	char pg[1600];
-	const char *env[] = {"KPERF_THREADS=8", NULL};
+	char pg[1600], maildir[512], smtp_env[64];
+	const char *env[] = {"KPERF_THREADS=8", smtp_env, "KPERF_ALERT_SETTLE_S=1", NULL};
+	const char *tmp = getenv("KPERF_TEST_TMP") ? getenv("KPERF_TEST_TMP") : "/tmp";
+	int smtp_port = 0;
+	pid_t smtp;
 
 	curl_global_init(CURL_GLOBAL_ALL);
+	snprintf(maildir, sizeof(maildir), "%s/mail-failover-%d", tmp, (int)getpid());
+	smtp = smtp_start(&smtp_port, maildir);
+	snprintf(smtp_env, sizeof(smtp_env), "KPERF_SMTP_URL=smtp://127.0.0.1:%d", smtp_port);
 	pg_cluster_start(&a, "pgfa", PRIMARY_OPTS);
 	pg_cluster_standby(&b, &a, "kperf_sb", STANDBY_OPTS);
 	snprintf(pg, sizeof(pg),
@@ -244,15 +250,47 @@ Test(failover, primary_killed_standby_promoted, .timeout = 300)
 	kperfd_env(env);
 	kperfd_start(&k, pg);
 	kperfd_env(NULL);
+	{ /* mail for one machine's regressions */
+		struct resp r;
+		http_post_json(&k, "/api/v1/subscriptions", TOKEN_ADMIN,
+			       "{\"email\":\"failover@example.org\",\"machine\":\"fo-mail\"}", &r);
+		cr_assert_eq(r.status, 201, "%s", r.body);
+		resp_release(&r);
+	}
+	/* 16 keep-alive clients (issue 21's failover) */
 	for (int round = 0; round < 3; round++) {
-		round_under_load(&k, round, kill_and_promote, &pr);
+		round_under_load(&k, round, 16, kill_and_promote, &pr);
 		/* the killed primary comes back as the new primary's synchronous standby */
 		pg_cluster_standby(pr.standby, pr.primary, "kperf_sb", STANDBY_OPTS);
 		pg_cluster_exec(pr.primary,
 				"ALTER SYSTEM SET synchronous_standby_names = 'kperf_sb'");
 		pg_cluster_exec(pr.primary, "SELECT pg_reload_conf()");
 	}
+	/* the decision workers and the mailer go on on the third primary: a
+	 * regression posted now is decided and mailed, once */
+	for (int i = 0; i < 6; i++) {
+		char body[512];
+		struct resp r;
+		snprintf(body, sizeof(body),
+			 "{\"run_id\":\"fo-mail-%d\",\"machine\":{\"name\":\"fo-mail\"},"
+			 "\"kernel\":{\"commit\":\"%s\"%s},\"test\":{\"suite\":\"will-it-scale\"},"
+			 "\"metrics\":{\"will-it-scale.per_process_ops\":[%d,%d,%d]}}",
+			 i, i < 3 ? "a1a1000000000000000000000000000000000001"
+				  : "a1a1000000000000000000000000000000000002",
+			 i < 3 ? "" : ",\"parent\":\"a1a1000000000000000000000000000000000001\"",
+			 i < 3 ? 1000 : 880, i < 3 ? 1003 : 881, i < 3 ? 998 : 879);
+		http_post_json(&k, "/api/v1/runs", TOKEN_COLLECTOR, body, &r);
+		cr_assert_eq(r.status, 201, "%s", r.body);
+		resp_release(&r);
+	}
+	for (int i = 0; i < 300 && maildir_count(maildir) < 1; i++)
+		usleep(100000);
+	usleep(3000000); /* a second message would come meanwhile */
+	cr_expect_eq(maildir_count(maildir), 1, "one message after three failovers");
+	cr_expect_eq(harness_count(&k, "SELECT count(*) FROM alert WHERE state = 'sent'"), 1);
+	expect_alive(&k, 3);
 	kperfd_stop(&k);
+	smtp_stop(smtp);
 	pg_cluster_ctl(&a, "stop");
 	pg_cluster_ctl(&b, "stop");
 }
