@@ -296,20 +296,22 @@ static json_t *job_wait(long id, const char *state)
 /* Runs counted toward job id. */
 static long job_runs(long id)
 {
-	char sql[128];
-	snprintf(sql, sizeof(sql), "SELECT count(*) FROM job_run WHERE job_id = %ld", id);
-	return harness_count(&K, sql);
+	char ids[24];
+	const char *p[1] = {ids};
+	snprintf(ids, sizeof(ids), "%ld", id);
+	return harness_count_params(&K, "SELECT count(*) FROM job_run WHERE job_id = $1::bigint",
+				    1, p);
 }
 
 /* Runs kperfd stored for commit sha of suite kbench. */
 static long runs_of(const char *sha)
 {
-	char sql[512];
-	snprintf(sql, sizeof(sql),
-		 "SELECT count(*) FROM run r JOIN commits c ON c.id = r.commit_id"
-		 " JOIN test t ON t.id = r.test_id WHERE c.sha = '%s' AND t.suite = 'kbench'",
-		 sha);
-	return harness_count(&K, sql);
+	const char *p[1] = {sha};
+	return harness_count_params(&K,
+				    "SELECT count(*) FROM run r JOIN commits c ON c.id = r.commit_id"
+				    " JOIN test t ON t.id = r.test_id WHERE c.sha = $1"
+				    " AND t.suite = 'kbench'",
+				    1, p);
 }
 
 /* Lines of the workload's log equal to sha, and all lines. */

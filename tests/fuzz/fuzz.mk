@@ -91,7 +91,7 @@ $(FUZZ_DIR)/ref: $(call fuzz_obj,tests/fuzz/fuzz_ref.c $(FUZZ_REF_SRC))
 	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ -lpq -ljansson -lxxhash
 
 $(FUZZ_DIR)/parse-%: $(FUZZ_DIR)/obj/tests/fuzz/parse-%.o $(call fuzz_obj,$(FUZZ_COLLECT_SRC))
-	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ -ljansson -lm
+	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ -ljansson -lxxhash -lm
 
 # Keep objects and binaries of the pattern rules; rebuild on header changes.
 .SECONDARY: $(FUZZ_BINS) $(addprefix $(FUZZ_DIR)/obj/tests/fuzz/parse-,$(FUZZ_PARSERS:=.o)) \

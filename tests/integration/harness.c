@@ -506,8 +506,14 @@ PGconn *harness_db(const struct kperfd *k)
 
 long harness_count(const struct kperfd *k, const char *sql)
 {
+	return harness_count_params(k, sql, 0, NULL);
+}
+
+long harness_count_params(const struct kperfd *k, const char *sql, int n,
+			  const char *const *params)
+{
 	PGconn *c = harness_db(k);
-	PGresult *r = PQexec(c, sql);
+	PGresult *r = PQexecParams(c, sql, n, NULL, params, NULL, NULL, 0);
 	long v;
 
 	cr_assert_eq(PQresultStatus(r), PGRES_TUPLES_OK, "%s: %s", sql, PQresultErrorMessage(r));

@@ -111,6 +111,9 @@ json_t *resp_json(const struct resp *r);
 /* A database connection to k's database, and a one-value query helper. */
 PGconn *harness_db(const struct kperfd *k);
 long harness_count(const struct kperfd *k, const char *sql);
+/* The same with text parameters $1..$n. */
+long harness_count_params(const struct kperfd *k, const char *sql, int n,
+			  const char *const *params);
 
 /* Whole file, NUL-terminated; asserts it can be read. */
 char *harness_slurp(const char *path, size_t *len);

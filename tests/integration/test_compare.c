@@ -547,12 +547,11 @@ static void post_many_metrics(const char *sha, int add)
 /* kperfd's connections to the test's database */
 static long kperfd_backends(void)
 {
-	char sql[256];
-	snprintf(sql, sizeof(sql),
-		 "SELECT count(*) FROM pg_stat_activity WHERE datname = '%s'"
-		 " AND application_name = 'kperfd'",
-		 K.db);
-	return harness_count(&K, sql);
+	const char *p[1] = {K.db};
+	return harness_count_params(&K,
+				    "SELECT count(*) FROM pg_stat_activity WHERE datname = $1"
+				    " AND application_name = 'kperfd'",
+				    1, p);
 }
 
 /*

@@ -214,13 +214,13 @@ static long metric(const char *name)
 
 static long fresh_decisions(int k)
 {
-	char sql[256], sha[41];
+	char sha[41];
+	const char *p[1] = {sha};
 	sha_of(sha, "f0f0f", k);
-	snprintf(sql, sizeof(sql),
-		 "SELECT count(*) FROM decision d JOIN commits c ON c.id = d.commit_id"
-		 " WHERE c.sha = '%s'",
-		 sha);
-	return harness_count(&K, sql);
+	return harness_count_params(&K,
+				    "SELECT count(*) FROM decision d JOIN commits c ON c.id = d.commit_id"
+				    " WHERE c.sha = $1",
+				    1, p);
 }
 
 static const char SQL_IMPORT_QUEUED[] =
@@ -231,27 +231,31 @@ static const char SQL_IMPORT_QUEUED[] =
  * base's run counts are the commits' in the group (0 when so). */
 static long stale_decisions(int imp)
 {
-	char sql[1024];
-	snprintf(sql, sizeof(sql),
-		 "SELECT count(*) FROM decision d JOIN machine m ON m.id = d.machine_id"
-		 " WHERE m.name LIKE 'imp%d-%%' AND (d.target_runs <> (SELECT count(*) FROM run r"
-		 "  WHERE r.commit_id = d.commit_id AND r.machine_id = d.machine_id"
-		 "  AND r.test_id = d.test_id AND r.variant_id = d.variant_id AND r.valid)"
-		 " OR d.base_runs <> (SELECT count(*) FROM run r WHERE r.commit_id = d.base_commit_id"
-		 "  AND r.machine_id = d.machine_id AND r.test_id = d.test_id"
-		 "  AND r.variant_id = d.variant_id AND r.valid))",
-		 imp);
-	return harness_count(&K, sql);
+	char like[32];
+	const char *p[1] = {like};
+	snprintf(like, sizeof(like), "imp%d-%%", imp);
+	return harness_count_params(&K,
+		"SELECT count(*) FROM decision d JOIN machine m ON m.id = d.machine_id"
+		" WHERE m.name LIKE $1 AND (d.target_runs <> (SELECT count(*) FROM run r"
+		"  WHERE r.commit_id = d.commit_id AND r.machine_id = d.machine_id"
+		"  AND r.test_id = d.test_id AND r.variant_id = d.variant_id AND r.valid)"
+		" OR d.base_runs <> (SELECT count(*) FROM run r WHERE r.commit_id = d.base_commit_id"
+		"  AND r.machine_id = d.machine_id AND r.test_id = d.test_id"
+		"  AND r.variant_id = d.variant_id AND r.valid))",
+		1, p);
 }
 
 static long import_decisions(int imp, const char *cond)
 {
-	char sql[512];
+	/* cond is one of the test's constant conditions; the import is a parameter */
+	char sql[512], like[32];
+	const char *p[1] = {like};
+	snprintf(like, sizeof(like), "imp%d-%%", imp);
 	snprintf(sql, sizeof(sql),
 		 "SELECT count(*) FROM decision d JOIN machine m ON m.id = d.machine_id"
-		 " WHERE m.name LIKE 'imp%d-%%'%s",
-		 imp, cond);
-	return harness_count(&K, sql);
+		 " WHERE m.name LIKE $1%s",
+		 cond);
+	return harness_count_params(&K, sql, 1, p);
 }
 
 /* Until the queue is empty, at most seconds. */
