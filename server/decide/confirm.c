@@ -14,93 +14,100 @@
 
 struct lab_policy lab_policy = {3, 21600, 1, 1000, 120};
 
+/* The decisions of the decided pairs: ($1..$4) machine, test, variant and
+ * commit ids, one pair a position. */
+#define DECIDED                                                                            \
+	" JOIN unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[]) AS x(m, t, v, c)" \
+	" ON d.machine_id = x.m AND d.test_id = x.t AND d.variant_id = x.v AND d.commit_id = x.c"
+
 /*
- * Jobs for the missing runs of both sides of the group's waiting candidates
- * at $4 ($5: runs wanted): one per commit and key, unless one is queued or
- * running already, on the same machine, when its agent offers the test.
+ * Jobs for the missing runs of both sides of the waiting candidates ($5:
+ * runs wanted): one per commit and key, unless one is queued or running
+ * already, on the same machine, when its agent offers the test.
  */
 static const char SQL_CONFIRM_JOBS[] =
-	"WITH d AS (SELECT d.id, d.base_commit_id, d.commit_id, d.base_runs, d.target_runs"
-	"  FROM decision d WHERE d.machine_id = $1::bigint AND d.test_id = $2::bigint"
-	"  AND d.variant_id = $3::bigint AND d.commit_id = $4::bigint AND d.kpi"
-	"  AND d.verdict IN ('regression', 'improvement')"
+	"WITH d AS (SELECT d.id, d.machine_id, d.test_id, d.variant_id, d.base_commit_id,"
+	"  d.commit_id, d.base_runs, d.target_runs FROM decision d" DECIDED
+	"  WHERE d.kpi AND d.verdict IN ('regression', 'improvement')"
 	"  AND (d.base_runs < $5::int OR d.target_runs < $5::int)"
 	"  AND EXISTS (SELECT 1 FROM machine_offer o WHERE o.machine_id = d.machine_id"
 	"   AND o.test_id = d.test_id)),"
-	" want AS (SELECT DISTINCT ON (commit_id) commit_id, id, $5::int - runs AS runs FROM ("
-	"  SELECT base_commit_id AS commit_id, id, base_runs AS runs FROM d"
-	"  UNION ALL SELECT commit_id, id, target_runs FROM d) x WHERE runs < $5::int"
-	"  ORDER BY commit_id, runs)"
+	" want AS (SELECT DISTINCT ON (commit_id, machine_id, test_id, variant_id) commit_id,"
+	"  machine_id, test_id, variant_id, id, $5::int - runs AS runs FROM ("
+	"  SELECT base_commit_id AS commit_id, machine_id, test_id, variant_id, id, base_runs AS runs"
+	"  FROM d UNION ALL SELECT commit_id, machine_id, test_id, variant_id, id, target_runs"
+	"  FROM d) y WHERE runs < $5::int"
+	"  ORDER BY commit_id, machine_id, test_id, variant_id, runs)"
 	" INSERT INTO job (commit_id, machine_id, test_id, variant_id, runs, priority, reason,"
 	"  decision_id)"
-	" SELECT w.commit_id, $1::bigint, $2::bigint, $3::bigint, w.runs, 10,"
+	" SELECT w.commit_id, w.machine_id, w.test_id, w.variant_id, w.runs, 10,"
 	"  'confirm decision ' || w.id, w.id FROM want w"
 	" WHERE NOT EXISTS (SELECT 1 FROM job j WHERE j.commit_id = w.commit_id"
-	"  AND j.machine_id = $1::bigint AND j.test_id = $2::bigint AND j.variant_id = $3::bigint"
+	"  AND j.machine_id = w.machine_id AND j.test_id = w.test_id AND j.variant_id = w.variant_id"
 	"  AND j.state IN ('queued', 'running'))";
 
-/* The confirmation state of the group's decisions at $4 (see confirm.h). */
+/* The confirmation state of the decided pairs' decisions (see confirm.h). */
 static const char SQL_CONFIRM_STATE[] =
-	"UPDATE decision d SET confirmation = x.state,"
-	" confirm_started_at = CASE WHEN x.state = 'waiting'"
+	"UPDATE decision d SET confirmation = y.state,"
+	" confirm_started_at = CASE WHEN y.state = 'waiting'"
 	"  THEN coalesce(CASE WHEN d.confirmation = 'waiting' THEN d.confirm_started_at END, now())"
 	"  ELSE d.confirm_started_at END"
-	" FROM (SELECT d2.id, CASE"
-	"  WHEN d2.kpi AND d2.verdict IN ('regression', 'improvement')"
-	"   AND (d2.base_runs < $5::int OR d2.target_runs < $5::int)"
-	"   THEN CASE WHEN d2.confirmation = 'unconfirmed' THEN 'unconfirmed'"
-	"    WHEN EXISTS (SELECT 1 FROM machine_offer o WHERE o.machine_id = d2.machine_id"
-	"     AND o.test_id = d2.test_id) THEN 'waiting' ELSE 'unconfirmed' END"
-	"  WHEN d2.kpi AND d2.verdict IN ('regression', 'improvement')"
-	"   THEN CASE WHEN d2.confirmation IN ('waiting', 'unconfirmed') THEN 'confirmed'"
-	"    ELSE d2.confirmation END"
-	"  WHEN d2.confirmation IS NOT NULL THEN 'refuted'"
+	" FROM (SELECT d.id, CASE"
+	"  WHEN d.kpi AND d.verdict IN ('regression', 'improvement')"
+	"   AND (d.base_runs < $5::int OR d.target_runs < $5::int)"
+	"   THEN CASE WHEN d.confirmation = 'unconfirmed' THEN 'unconfirmed'"
+	"    WHEN EXISTS (SELECT 1 FROM machine_offer o WHERE o.machine_id = d.machine_id"
+	"     AND o.test_id = d.test_id) THEN 'waiting' ELSE 'unconfirmed' END"
+	"  WHEN d.kpi AND d.verdict IN ('regression', 'improvement')"
+	"   THEN CASE WHEN d.confirmation IN ('waiting', 'unconfirmed') THEN 'confirmed'"
+	"    ELSE d.confirmation END"
+	"  WHEN d.confirmation IS NOT NULL THEN 'refuted'"
 	"  END AS state"
-	"  FROM decision d2 WHERE d2.machine_id = $1::bigint AND d2.test_id = $2::bigint"
-	"  AND d2.variant_id = $3::bigint AND d2.commit_id = $4::bigint) x"
-	" WHERE d.id = x.id AND d.confirmation IS DISTINCT FROM x.state";
+	"  FROM decision d" DECIDED ") y"
+	" WHERE d.id = y.id AND d.confirmation IS DISTINCT FROM y.state";
 
-/* A regression of the group at $4 on the chain of a bisection of its key and
+/* A regression of a decided pair on the chain of a bisection of its key and
  * metric (running, or found: the commits it judged) belongs to it. */
 static const char SQL_COVER[] =
-	"UPDATE decision d SET bisection_id = b.id FROM bisection b"
-	" WHERE d.machine_id = $1::bigint AND d.test_id = $2::bigint AND d.variant_id = $3::bigint"
-	" AND d.commit_id = $4::bigint AND d.kpi AND d.verdict = 'regression'"
+	"UPDATE decision d SET bisection_id = b.id FROM bisection b,"
+	" unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[]) AS x(m, t, v, c)"
+	" WHERE d.machine_id = x.m AND d.test_id = x.t AND d.variant_id = x.v AND d.commit_id = x.c"
+	" AND d.kpi AND d.verdict = 'regression'"
 	" AND d.bisection_id IS NULL AND b.machine_id = d.machine_id AND b.test_id = d.test_id"
 	" AND b.variant_id = d.variant_id AND b.metric_id = d.metric_id"
 	" AND b.state IN ('running', 'found') AND d.commit_id = ANY (b.chain[2:])";
 
 /*
- * Bisections for the group's confirmed regressions at $4 whose base is not
- * their parent: the first-parent chain from the commit back to its base
+ * Bisections for the decided pairs' confirmed regressions whose base is not
+ * their parent: the first-parent chain from each commit back to its base
  * ($5: at most this many commits), good first.
  */
 static const char SQL_START[] =
-	"WITH cand AS (SELECT d.* FROM decision d WHERE d.machine_id = $1::bigint"
-	"  AND d.test_id = $2::bigint AND d.variant_id = $3::bigint AND d.commit_id = $4::bigint"
-	"  AND d.kpi AND d.verdict = 'regression' AND d.base_kind <> 'parent'"
+	"WITH cand AS (SELECT d.* FROM decision d" DECIDED
+	"  WHERE d.kpi AND d.verdict = 'regression' AND d.base_kind <> 'parent'"
 	"  AND d.bisection_id IS NULL AND (d.confirmation IS NULL OR d.confirmation = 'confirmed')),"
-	" chain AS (SELECT * FROM (WITH RECURSIVE up(id, sha, parent_sha, depth, path) AS ("
-	"  SELECT c.id, c.sha, c.parent_sha, 0, ARRAY[c.id] FROM commits c WHERE c.id = $4::bigint"
-	"  UNION ALL SELECT p.id, p.sha, p.parent_sha, up.depth + 1, p.id || up.path"
+	" chain AS (SELECT * FROM (WITH RECURSIVE up(did, base, id, parent_sha, depth, path) AS ("
+	"  SELECT cand.id, cand.base_commit_id, c.id, c.parent_sha, 0, ARRAY[c.id]"
+	"  FROM cand JOIN commits c ON c.id = cand.commit_id"
+	"  UNION ALL SELECT up.did, up.base, p.id, p.parent_sha, up.depth + 1, p.id || up.path"
 	"  FROM up JOIN commits p ON p.sha = up.parent_sha"
-	"  WHERE up.depth < $5::int AND up.id NOT IN (SELECT base_commit_id FROM cand))"
-	"  SELECT id, path FROM up) z),"
+	"  WHERE up.depth < $5::int AND up.id <> up.base)"
+	"  SELECT did, id, path FROM up) z),"
 	" ins AS (INSERT INTO bisection (decision_id, machine_id, test_id, variant_id, metric_id,"
 	"  good_commit_id, bad_commit_id, chain)"
 	"  SELECT cand.id, cand.machine_id, cand.test_id, cand.variant_id, cand.metric_id,"
 	"  cand.base_commit_id, cand.commit_id, chain.path FROM cand"
-	"  JOIN chain ON chain.id = cand.base_commit_id RETURNING id, decision_id)"
+	"  JOIN chain ON chain.did = cand.id AND chain.id = cand.base_commit_id"
+	"  RETURNING id, decision_id)"
 	" UPDATE decision d SET bisection_id = ins.id FROM ins WHERE d.id = ins.decision_id"
 	" RETURNING ins.id";
 
-int confirm_after_decide(PGconn *c, const char *machine, const char *test, const char *variant,
-			 const char *commit)
+int confirm_after_decide(PGconn *c, const char *machines, const char *tests,
+			 const char *variants, const char *commits)
 {
 	char runs[16], depth[16];
-	const char *p5[5] = {machine, test, variant, commit, runs};
-	const char *p4[4] = {machine, test, variant, commit};
-	const char *ps[5] = {machine, test, variant, commit, depth};
+	const char *p5[5] = {machines, tests, variants, commits, runs};
+	const char *ps[5] = {machines, tests, variants, commits, depth};
 	PGresult *r;
 
 	snprintf(runs, sizeof(runs), "%ld", lab_policy.confirm_runs);
@@ -108,7 +115,7 @@ int confirm_after_decide(PGconn *c, const char *machine, const char *test, const
 	if (lab_policy.confirm_runs > 1 &&
 	    (db_do(c, SQL_CONFIRM_JOBS, 5, p5) || db_do(c, SQL_CONFIRM_STATE, 5, p5)))
 		return -1;
-	if (db_do(c, SQL_COVER, 4, p4))
+	if (db_do(c, SQL_COVER, 4, p5))
 		return -1;
 	if (!lab_policy.bisect)
 		return 0;

@@ -21,8 +21,9 @@ struct lab_policy {
 extern struct lab_policy lab_policy;
 
 /*
- * After the decisions of key group (machine, test, variant) at commit were
- * written (ids as text), in the same transaction:
+ * After the decisions of a batch's pairs were written, in the same
+ * transaction; the pairs as bigint[] literals of machine, test, variant and
+ * commit ids, one pair a position (one round trip per step for the batch):
  *  - confirmation: a KPI regression or improvement with fewer than
  *    confirm_runs runs on a side is 'waiting' when the machine's agent offers
  *    the test (jobs are queued for the missing runs of both sides, once),
@@ -34,8 +35,8 @@ extern struct lab_policy lab_policy;
  *    starts one.
  * 0, or -1 (logged; the caller rolls back).
  */
-int confirm_after_decide(PGconn *c, const char *machine, const char *test, const char *variant,
-			 const char *commit);
+int confirm_after_decide(PGconn *c, const char *machines, const char *tests,
+			 const char *variants, const char *commits);
 
 /*
  * Decisions waiting past the timeout, or whose confirmation jobs all failed,

@@ -609,13 +609,12 @@ static int batch_write(PGconn *c, struct batch *bt)
 		if (mark_recoveries(c, bt, r[1]))
 			goto out;
 		qsort(order, nd, sizeof(*order), pair_by_commit);
+		/* confirmation runs asked for, bisections started: the batch at once */
+		if (confirm_after_decide(c, po[0], po[1], po[2], po[3]))
+			goto out;
 		for (size_t i = 0; i < nd; i++) {
 			const struct rl_group *g = order[i]->g;
-			char commit[24];
-			snprintf(commit, sizeof(commit), "%ld", order[i]->x);
-			/* confirmation runs asked for, a bisection started (confirm.h) */
-			if (confirm_after_decide(c, g->ids[0], g->ids[1], g->ids[2], commit) ||
-			    alert_pair(c, g->ids[0], g->ids[1], g->ids[2], order[i]->x))
+			if (alert_pair(c, g->ids[0], g->ids[1], g->ids[2], order[i]->x))
 				goto out;
 		}
 	}
