@@ -61,6 +61,9 @@ static const char SQL_CONFIRM_STATE[] =
 	"  WHEN d.kpi AND d.verdict IN ('regression', 'improvement')"
 	"   THEN CASE WHEN d.confirmation IN ('waiting', 'unconfirmed') THEN 'confirmed'"
 	"    ELSE d.confirmation END"
+	/* judged only with all the runs it asked for: until then it waits */
+	"  WHEN d.confirmation = 'waiting' AND (d.base_runs < $5::int OR d.target_runs < $5::int)"
+	"   THEN 'waiting'"
 	"  WHEN d.confirmation IS NOT NULL THEN 'refuted'"
 	"  END AS state"
 	"  FROM decision d" DECIDED ") y"
