@@ -55,6 +55,8 @@ static void mm_table(const struct compare_req *q, struct mm_entry *e, size_t n, 
 	const char **operands = xcalloc(n, sizeof(char *));
 	const double **samples = xcalloc(n * nk, sizeof(double *));
 	size_t *nsamples = xcalloc(n * nk, sizeof(size_t));
+	const struct stats_moments **archived = xcalloc(n * nk, sizeof(*archived));
+	int partial = 0;
 	const char *kernels[COMPARE_SIDES_MAX];
 	char title[600];
 	char *text = NULL;
@@ -66,6 +68,10 @@ static void mm_table(const struct compare_req *q, struct mm_entry *e, size_t n, 
 		for (size_t k = 0; k < nk; k++) {
 			samples[i * nk + k] = e[i].key->cell[k].samples;
 			nsamples[i * nk + k] = e[i].key->cell[k].n;
+			if (e[i].key->cell[k].arch.n) {
+				archived[i * nk + k] = &e[i].key->cell[k].arch;
+				partial = 1;
+			}
 		}
 	}
 	/* mmtests titles "<suite> <metric>"; tables that would share a title
@@ -81,9 +87,12 @@ static void mm_table(const struct compare_req *q, struct mm_entry *e, size_t n, 
 		struct mmtests_table t = {titled ? title : NULL,
 					  e[0].key->direction == DIR_LOWER ? MMTESTS_LOWER
 									   : MMTESTS_HIGHER,
-					  nk, kernels, n, operands, samples, nsamples};
+					  nk, kernels, n, operands, samples, nsamples, archived};
 		if (mmtests_render(&t, &text, NULL) == 0) {
 			buf_puts(out, text);
+			if (partial)
+				buf_puts(out, "(B?mean rows: NaN where runs of archived months are"
+					      " summarised; their values are not kept)\n");
 			buf_putc(out, '\n');
 		}
 	}
@@ -91,6 +100,7 @@ static void mm_table(const struct compare_req *q, struct mm_entry *e, size_t n, 
 	free(operands);
 	free(samples);
 	free(nsamples);
+	free(archived);
 }
 
 int compare_render_mmtests(const struct compare_req *q, struct buf *out, char *err,
@@ -108,7 +118,7 @@ int compare_render_mmtests(const struct compare_req *q, struct buf *out, char *e
 		struct buf g = BUF_INIT;
 		char *rest;
 
-		if (!k->cell[0].n) {
+		if (!cmp_cell_count(&k->cell[0])) {
 			json_decref(params);
 			continue; /* the baseline must have run it */
 		}

@@ -74,14 +74,29 @@ static void put_point(struct buf *b, const struct trend_point *p)
 
 	buf_putc(b, '{');
 	buf_append(b, c->json, c->json_len); /* "commit" .. "date", made once per commit */
-	buf_printf(b, ",\"n\":%zu,\"mean\":", p->n);
-	put_num(b, stats_mean(p->samples, p->n), &m);
-	buf_puts(b, ",\"stddev\":");
-	jsonw_number(b, p->n > 1 ? stats_stddev(p->samples, p->n) : 0);
-	buf_puts(b, ",\"min\":");
-	put_num(b, stats_min(p->samples, p->n), &m);
-	buf_puts(b, ",\"max\":");
-	put_num(b, stats_max(p->samples, p->n), &m);
+	if (p->narch) { /* archived runs: their summaries joined to the samples */
+		struct stats_moments all;
+		stats_moments_of(p->samples, p->n, &all);
+		stats_moments_merge(&all, &p->arch);
+		buf_printf(b, ",\"n\":%zu,\"mean\":", all.n);
+		jsonw_number(b, all.mean);
+		buf_puts(b, ",\"stddev\":");
+		jsonw_number(b, all.n > 1 ? stats_moments_stddev(&all) : 0);
+		buf_puts(b, ",\"min\":");
+		jsonw_number(b, all.min);
+		buf_puts(b, ",\"max\":");
+		jsonw_number(b, all.max);
+		buf_printf(b, ",\"archived_runs\":%zu", p->narch);
+	} else {
+		buf_printf(b, ",\"n\":%zu,\"mean\":", p->n);
+		put_num(b, stats_mean(p->samples, p->n), &m);
+		buf_puts(b, ",\"stddev\":");
+		jsonw_number(b, p->n > 1 ? stats_stddev(p->samples, p->n) : 0);
+		buf_puts(b, ",\"min\":");
+		put_num(b, stats_min(p->samples, p->n), &m);
+		buf_puts(b, ",\"max\":");
+		put_num(b, stats_max(p->samples, p->n), &m);
+	}
 	buf_puts(b, ",\"samples\":[");
 	for (size_t i = 0; i < p->n; i++) {
 		if (i)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "archive.h"
 #include "config.h"
 #include "confirm.h"
 #include "db.h"
@@ -32,6 +33,9 @@ static void usage(void)
 		"       kperfd token create NAME [--role collector|admin] [--machines GLOB,...]\n"
 		"       kperfd token list\n"
 		"       kperfd token revoke NAME\n"
+		"       kperfd archive --before YYYY-MM [--dump DIR]   summarise and detach older months\n"
+		"       kperfd archive --list\n"
+		"       kperfd restore-archive YYYY-MM [--file DUMP]  bring an archived month back\n"
 		"       kperfd --version\n"
 		"flags and their environment variables:\n");
 	config_usage();
@@ -255,6 +259,69 @@ static int token_cmd(int argc, char **argv)
 	return rc;
 }
 
+/* Removes "name VALUE" (or a lone name when flag_only) from argv[from..];
+ * returns VALUE (or name), NULL when absent. *bad set when VALUE is missing. */
+static const char *take_opt(int *argc, char **argv, int from, const char *name, int flag_only,
+			    int *bad)
+{
+	int w = flag_only ? 1 : 2;
+
+	for (int i = from; i < *argc; i++) {
+		const char *v;
+		if (strcmp(argv[i], name))
+			continue;
+		if (!flag_only && i + 1 >= *argc) {
+			*bad = 1;
+			return NULL;
+		}
+		v = flag_only ? argv[i] : argv[i + 1];
+		memmove(argv + i, argv + i + w, (size_t)(*argc - i - w + 1) * sizeof(*argv));
+		*argc -= w;
+		return v;
+	}
+	return NULL;
+}
+
+/* kperfd archive ... / kperfd restore-archive ...: argv[from..) after the flags */
+static int archive_cmd(const char *cmd, const char *before, const char *dump, int list,
+		       const char *file, int nargs, char **args)
+{
+	char err[1024], month[11];
+	PGconn *c;
+	int rc;
+
+	if (!strcmp(cmd, "archive")) {
+		if (nargs || (list && (before || dump)) || (!list && !before)) {
+			usage();
+			return 2;
+		}
+		if (before && archive_parse_month(before, month)) {
+			fprintf(stderr, "kperfd archive: --before wants a month as YYYY-MM, not \"%s\"\n",
+				before);
+			return 2;
+		}
+		c = open_migrated();
+		rc = list ? archive_list(c, err, sizeof(err))
+			  : archive_months(c, cfg.database_url, month, dump, err, sizeof(err));
+	} else {
+		if (nargs != 1 || before || dump || list) {
+			usage();
+			return 2;
+		}
+		if (archive_parse_month(args[0], month)) {
+			fprintf(stderr, "kperfd restore-archive: wants a month as YYYY-MM, not \"%s\"\n",
+				args[0]);
+			return 2;
+		}
+		c = open_migrated();
+		rc = archive_restore(c, cfg.database_url, month, file, err, sizeof(err));
+	}
+	if (rc)
+		fprintf(stderr, "kperfd %s: %s\n", cmd, err);
+	PQfinish(c);
+	return rc ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd = "serve";
@@ -273,6 +340,21 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && strncmp(argv[1], "--", 2))
 		cmd = argv[argi++];
+	if (!strcmp(cmd, "archive") || !strcmp(cmd, "restore-archive")) {
+		int bad = 0;
+		const char *before = take_opt(&argc, argv, argi, "--before", 0, &bad);
+		const char *dump = take_opt(&argc, argv, argi, "--dump", 0, &bad);
+		const char *file = take_opt(&argc, argv, argi, "--file", 0, &bad);
+		int list = take_opt(&argc, argv, argi, "--list", 1, &bad) != NULL;
+
+		if (bad) {
+			usage();
+			return 2;
+		}
+		if (config_load(argc, argv, &argi, err, sizeof(err)))
+			die("%s", err);
+		return archive_cmd(cmd, before, dump, list, file, argc - argi, argv + argi);
+	}
 	if (config_load(argc, argv, &argi, err, sizeof(err)))
 		die("%s", err);
 	if (!strcmp(cmd, "serve") && argi == argc)

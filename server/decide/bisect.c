@@ -164,7 +164,7 @@ static enum verdict judge(const struct state *s, const struct side *base, const 
 			  double *change_pct)
 {
 	struct verdict_in in = {s->metric, s->suite, s->dir, base->v, base->n, tgt->v, tgt->n,
-				base->runs, base->nruns, tgt->runs, tgt->nruns, NULL, NULL};
+				base->runs, base->nruns, tgt->runs, tgt->nruns, NULL, NULL, NULL, NULL};
 	struct verdict_out out;
 
 	if (verdict_decide(&in, &out))

@@ -213,7 +213,7 @@ int rd_decide(struct rd_pair *p, const struct verdict_config *cfg, struct buf *r
 		struct verdict_in in = {k->metric, k->suite, k->direction,
 					k->cell[0].samples, k->cell[0].n, k->cell[1].samples,
 					k->cell[1].n, k->cell[0].run_means, k->cell[0].nruns,
-					k->cell[1].run_means, k->cell[1].nruns, NULL, cfg};
+					k->cell[1].run_means, k->cell[1].nruns, NULL, cfg, NULL, NULL};
 
 		have[i] = f && metric_noise(g, f->m, slot, nhist, &hist[i]);
 		in.hist = have[i] ? &hist[i] : NULL;

@@ -43,6 +43,13 @@ static const char SQL_RUN_SAMPLES[] =
 	"  AND ($3::text IS NULL OR s.metric_id IN (SELECT id FROM metric WHERE name LIKE $3))"
 	" ORDER BY s.metric_id, s.iteration";
 
+/* An archived run's summaries (migration 015): read when it has no samples. */
+static const char SQL_RUN_SUMMARIES[] =
+	"SELECT s.metric_id, s.n::bigint, s.mean, s.m2, s.min, s.max, coalesce(s.rsum, 'NaN')"
+	" FROM sample_summary s WHERE s.run_id = $1"
+	"  AND ($2::text IS NULL OR s.metric_id IN (SELECT id FROM metric WHERE name LIKE $2))"
+	" ORDER BY s.metric_id";
+
 static const char SQL_SIDE_METRICS[] =
 	"SELECT id, name, coalesce(direction, '') FROM metric WHERE id = ANY($1::bigint[])"
 	" ORDER BY id";
@@ -244,6 +251,30 @@ static void add_run(struct cmp_set *set, int side, const struct side_run *run, P
 	free(vals);
 }
 
+/* The same for an archived run: its rows of SQL_RUN_SUMMARIES, one per metric. */
+static void add_run_summaries(struct cmp_set *set, int side, const struct side_run *run,
+			      PGresult *r)
+{
+	const struct cmp_prefix *prefix =
+		cmp_set_prefix(set, run->machine, run->suite, run->params, run->variant);
+
+	for (int i = 0; i < PQntuples(r); i++) {
+		const struct cmp_metric *m = metric_of(set, (long)db_int8(r, i, 0));
+		struct stats_moments mo = {(size_t)db_int8(r, i, 1), db_float8(r, i, 2),
+					   db_float8(r, i, 3), db_float8(r, i, 4),
+					   db_float8(r, i, 5), db_float8(r, i, 6)};
+		const char *said;
+		struct cmp_key *k;
+
+		if (!m)
+			continue;
+		said = json_string_value(json_object_get(run->dirs, m->name));
+		k = cmp_set_key_in(set, prefix, m->name,
+				   said ? direction_parse(said, m->by_name) : m->direction);
+		cmp_cell_add_summary(&k->cell[side], &mo);
+	}
+}
+
 /* The distinct metric ids of a run's samples, in order. */
 static long *metric_ids(PGresult *r, size_t *n)
 {
@@ -301,12 +332,18 @@ int cmp_load_side(PGconn *c, struct cmp_set *set, int side, const struct cmp_fil
 	for (int i = 0; i < nr; i++) {
 		size_t nm;
 		long *mids;
-		int bad;
+		int bad, archived = 0;
 
 		params[0] = PQgetvalue(runs, i, 0);
 		params[1] = PQgetvalue(runs, i, 6);
 		params[2] = f->metric_like;
 		samples = db_exec_binary(c, SQL_RUN_SAMPLES, 3, params);
+		if (db_ok(samples) && !PQntuples(samples)) { /* archived? */
+			PQclear(samples);
+			params[1] = f->metric_like;
+			samples = db_exec_binary(c, SQL_RUN_SUMMARIES, 2, params);
+			archived = 1;
+		}
 		if (!db_ok(samples)) {
 			*failed = samples;
 			samples = NULL;
@@ -317,7 +354,10 @@ int cmp_load_side(PGconn *c, struct cmp_set *set, int side, const struct cmp_fil
 		free(mids);
 		if (bad)
 			goto out;
-		add_run(set, side, &rs[i], samples);
+		if (archived)
+			add_run_summaries(set, side, &rs[i], samples);
+		else
+			add_run(set, side, &rs[i], samples);
 		PQclear(samples);
 		samples = NULL;
 	}

@@ -11,6 +11,7 @@
 #include "commit_cache.h"
 #include "commit_order.h"
 #include "db.h"
+#include "stats.h"
 #include "trend.h"
 #include "util.h"
 
@@ -41,6 +42,17 @@ static const char SQL_RUNS[] =
 	" ORDER BY s.metric_id, s.run_id, s.iteration"
 static const char SQL_SAMPLES_METRIC[] = SQL_SAMPLES_OF(" AND s.metric_id = $4");
 static const char SQL_SAMPLES_ALL[] = SQL_SAMPLES_OF("");
+
+/* The archived runs' summaries (migration 015), by the same key, in (metric,
+ * run) order: empty, one index probe, until a month is archived. */
+#define SQL_SUMMARIES_OF(metric_cond)                                                 \
+	"SELECT s.metric_id, s.run_id, s.n::bigint, s.mean, s.m2, s.min, s.max,"      \
+	" coalesce(s.rsum, 'NaN') FROM sample_summary s"                              \
+	" WHERE s.key_group_id = (SELECT id FROM key_group"                           \
+	"  WHERE machine_id = $1 AND test_id = $2 AND variant_id = $3)" metric_cond \
+	" ORDER BY s.metric_id, s.run_id"
+static const char SQL_SUMMARIES_METRIC[] = SQL_SUMMARIES_OF(" AND s.metric_id = $4");
+static const char SQL_SUMMARIES_ALL[] = SQL_SUMMARIES_OF("");
 
 enum { RUN_ID, RUN_COMMIT, RUN_RECEIVED, RUN_RUN_ID };
 
@@ -238,20 +250,22 @@ static int read_group(PGconn *c, const char *const *params, size_t min_commits,
 {
 	const char *metric = params[3];
 	const char *sql = metric ? SQL_SAMPLES_METRIC : SQL_SAMPLES_ALL;
+	const char *sums = metric ? SQL_SUMMARIES_METRIC : SQL_SUMMARIES_ALL;
 	int np = metric ? 4 : 3, missing = 0;
 	PGresult *epoch;
 
 	if (!min_commits) {
 		/* outside a transaction the pipeline's Sync resets the planner
 		 * setting: no RESET statement */
-		int local = PQtransactionStatus(c) == PQTRANS_IDLE, x = local ? 4 : 5;
-		struct db_stmt st[5 + TREND_EXTRA_MAX] = {
+		int local = PQtransactionStatus(c) == PQTRANS_IDLE, x = local ? 5 : 6;
+		struct db_stmt st[6 + TREND_EXTRA_MAX] = {
 			{COMMIT_CACHE_SQL_EPOCH, 0, NULL, 1, NULL, NULL},
 			{SQL_RUNS, 3, params, 1, NULL, NULL},
 			local ? db_prefer_index_local_stmt(1) : db_prefer_index_stmt(1),
 			{sql, np, params, 1, NULL, NULL},
+			{sums, np, params, 1, NULL, NULL},
 			db_prefer_index_stmt(0)};
-		PGresult *r[5 + TREND_EXTRA_MAX] = {0};
+		PGresult *r[6 + TREND_EXTRA_MAX] = {0};
 		int n = x + nextra, rc = 0;
 
 		for (int i = 0; i < nextra; i++)
@@ -279,10 +293,11 @@ static int read_group(PGconn *c, const char *const *params, size_t min_commits,
 			}
 		g->runs_res = r[1];
 		g->samples_res = r[3];
+		g->summaries_res = r[4];
 		PQclear(r[0]);
 		PQclear(r[2]);
 		if (!local)
-			PQclear(r[4]);
+			PQclear(r[5]);
 		for (int i = 0; i < nextra; i++)
 			g->extra_res[i] = r[x + i];
 		if (rc || !missing)
@@ -318,6 +333,12 @@ static int read_group(PGconn *c, const char *const *params, size_t min_commits,
 			g->samples_res = NULL;
 			return -1;
 		}
+		g->summaries_res = db_exec_binary(c, sums, np, params);
+		if (!db_ok(g->summaries_res)) {
+			*failed = g->summaries_res;
+			g->summaries_res = NULL;
+			return -1;
+		}
 	}
 	return read_extra(c, extra, nextra, g, failed);
 }
@@ -334,6 +355,57 @@ int trend_commit_names(PGconn *c, struct trend_group *g, const long *ids, size_t
 	return rc;
 }
 
+/*
+ * The point of run id in t (its commit's, marked in slot), with the run in
+ * its runs; NULL when the run is not in this answer (invalid, or committed
+ * after the runs were read). *had (when not NULL) says whether the run was
+ * in the point's runs already.
+ */
+static struct trend_point *point_add_run(struct trend_group *g, const struct run_ref *runs,
+					 size_t nruns, struct trend *t, size_t *slot, int64_t id,
+					 size_t *had)
+{
+	struct run_ref key = {.id = (long)id};
+	const struct run_ref *run = bsearch(&key, runs, nruns, sizeof(*runs), run_cmp);
+	struct trend_point *p;
+	const char *run_id;
+
+	if (!run)
+		return NULL;
+	run_id = PQgetvalue(g->runs_res, run->row, RUN_RUN_ID);
+	p = &t->points[run->rank];
+	slot[run->rank] = 1;
+	p->commit = &g->commits[run->rank];
+	if (had) { /* summaries: any of the point's runs */
+		*had = 0;
+		for (size_t k = 0; k < p->nruns && !*had; k++)
+			*had = p->runs[k] == run_id;
+		if (*had)
+			return p;
+	} else if (p->nruns && p->runs[p->nruns - 1] == run_id) { /* samples: in run order */
+		return p;
+	}
+	if (p->nruns == p->runcap) {
+		p->runcap = p->runcap ? p->runcap * 2 : 4;
+		p->runs = xrealloc(p->runs, p->runcap * sizeof(char *));
+	}
+	p->runs[p->nruns++] = run_id;
+	return p;
+}
+
+static struct trend_point *point_of(struct trend_group *g, const struct run_ref *runs,
+				    size_t nruns, struct trend *t, size_t *slot, int64_t id)
+{
+	return point_add_run(g, runs, nruns, t, slot, id, NULL);
+}
+
+static struct trend_point *point_of_summary(struct trend_group *g, const struct run_ref *runs,
+					    size_t nruns, struct trend *t, size_t *slot,
+					    int64_t id, size_t *had)
+{
+	return point_add_run(g, runs, nruns, t, slot, id, had);
+}
+
 int trend_load(PGconn *c, const char *machine_id, const char *test_id, const char *variant_id,
 	       const char *metric_id, size_t min_commits, const struct db_stmt *extra,
 	       int nextra, struct trend_group *g, PGresult **failed)
@@ -341,7 +413,7 @@ int trend_load(PGconn *c, const char *machine_id, const char *test_id, const cha
 	const char *params[4] = {machine_id, test_id, variant_id, metric_id};
 	struct run_ref *runs = NULL;
 	size_t nruns = 0;
-	int ns;
+	int ns, nsum;
 
 	memset(g, 0, sizeof(*g));
 	*failed = NULL;
@@ -349,43 +421,47 @@ int trend_load(PGconn *c, const char *machine_id, const char *test_id, const cha
 		goto fail;
 
 	ns = g->samples_res ? PQntuples(g->samples_res) : 0;
-	for (int i = 0; i < ns;) {
-		int64_t mid = db_int8(g->samples_res, i, 0);
+	nsum = g->summaries_res ? PQntuples(g->summaries_res) : 0;
+	/* metric by metric, in id order, from both results */
+	for (int i = 0, j = 0; i < ns || j < nsum;) {
+		int64_t mid = i < ns ? db_int8(g->samples_res, i, 0) : INT64_MAX;
 		size_t n = g->ncommits;
 		size_t *slot = xcalloc(n + 1, sizeof(*slot)); /* 1 per rank with samples */
 		struct trend *t;
 
+		if (j < nsum && db_int8(g->summaries_res, j, 0) < mid)
+			mid = db_int8(g->summaries_res, j, 0);
 		g->trends = xrealloc(g->trends, (g->ntrends + 1) * sizeof(*g->trends));
 		t = &g->trends[g->ntrends++];
 		memset(t, 0, sizeof(*t));
 		t->metric_id = (long)mid;
 		t->points = xcalloc(n + 1, sizeof(*t->points));
 		for (; i < ns && db_int8(g->samples_res, i, 0) == mid; i++) {
-			struct run_ref key = {.id = (long)db_int8(g->samples_res, i, 1)};
-			const struct run_ref *run = bsearch(&key, runs, nruns, sizeof(*runs), run_cmp);
-			struct trend_point *p;
-			const char *run_id;
-
+			struct trend_point *p = point_of(g, runs, nruns, t, slot,
+							 db_int8(g->samples_res, i, 1));
 			/* an invalid run, or one committed between the two
 			 * statements: not in this answer */
-			if (!run)
+			if (!p)
 				continue;
-			run_id = PQgetvalue(g->runs_res, run->row, RUN_RUN_ID);
-			p = &t->points[run->rank];
-			slot[run->rank] = 1;
-			p->commit = &g->commits[run->rank];
 			if (p->n == p->cap) {
 				p->cap = p->cap ? p->cap * 2 : 8;
 				p->samples = xrealloc(p->samples, p->cap * sizeof(double));
 			}
 			p->samples[p->n++] = db_float8(g->samples_res, i, 2);
-			if (!p->nruns || p->runs[p->nruns - 1] != run_id) { /* a new run */
-				if (p->nruns == p->runcap) {
-					p->runcap = p->runcap ? p->runcap * 2 : 4;
-					p->runs = xrealloc(p->runs, p->runcap * sizeof(char *));
-				}
-				p->runs[p->nruns++] = run_id;
-			}
+		}
+		for (; j < nsum && db_int8(g->summaries_res, j, 0) == mid; j++) {
+			const PGresult *r = g->summaries_res;
+			size_t had;
+			struct trend_point *p;
+			struct stats_moments m = {(size_t)db_int8(r, j, 2), db_float8(r, j, 3),
+						  db_float8(r, j, 4), db_float8(r, j, 5),
+						  db_float8(r, j, 6), db_float8(r, j, 7)};
+
+			p = point_of_summary(g, runs, nruns, t, slot, db_int8(r, j, 1), &had);
+			if (!p || had) /* its samples were read too (archived meanwhile) */
+				continue;
+			stats_moments_merge(&p->arch, &m);
+			p->narch++;
 		}
 		/* keep only commits with samples, in commit order */
 		for (size_t r = 0; r < n; r++)
@@ -415,6 +491,7 @@ void trend_release(struct trend_group *g)
 	commit_cache_put(g->gen);
 	PQclear(g->runs_res);
 	PQclear(g->samples_res);
+	PQclear(g->summaries_res);
 	for (int i = 0; i < TREND_EXTRA_MAX; i++)
 		PQclear(g->extra_res[i]);
 	memset(g, 0, sizeof(*g));

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "db.h"
+#include "stats.h"
 
 struct trend_commit {
 	long id;
@@ -20,10 +21,12 @@ struct trend_commit {
 
 struct trend_point {
 	const struct trend_commit *commit;
-	double *samples;
+	double *samples; /* of the runs of months in the hot database */
 	size_t n, cap;
 	const char **runs; /* run_id of each run, borrowed */
 	size_t nruns, runcap;
+	struct stats_moments arch; /* the archived runs' summaries, joined */
+	size_t narch;              /* archived runs (0: arch is empty) */
 };
 
 struct trend {
@@ -37,7 +40,7 @@ struct trend {
 struct commit_gen;
 
 struct trend_group {
-	PGresult *runs_res, *samples_res;
+	PGresult *runs_res, *samples_res, *summaries_res;
 	struct commit_gen *gen;   /* the commit cache's generation, held */
 	PGresult *extra_res[TREND_EXTRA_MAX]; /* of trend_load's extra statements */
 	struct trend_commit *commits; /* in commit order */

@@ -72,7 +72,7 @@ static void levels_release(struct levels *L)
 /* the noise between commits (successive differences) or within them,
  * whichever is larger: a step test must not be sharper than either */
 static void levels_noise(struct levels *L, const double *const *samples, const size_t *n,
-                         size_t ncommits)
+                         const struct stats_moments *arch, size_t ncommits)
 {
 	size_t nd = L->m - 1;
 	double *d = xmalloc(nd * sizeof(*d)), med, *lvcopy;
@@ -87,7 +87,7 @@ static void levels_noise(struct levels *L, const double *const *samples, const s
 	L->df = fmax(1.0, MAD_EFFICIENCY * (double)nd);
 	free(d);
 
-	if (verdict_noise_from_history(samples, n, ncommits, &h) == 0) {
+	if (verdict_noise_from_history_ex(samples, n, arch, ncommits, &h) == 0) {
 		double sw;
 
 		lvcopy = xmalloc(L->m * sizeof(*lvcopy));
@@ -104,7 +104,7 @@ static void levels_noise(struct levels *L, const double *const *samples, const s
 
 /* 0 and *L filled; -1 when fewer than min commits have samples */
 static int levels_init(struct levels *L, const double *const *samples, const size_t *n,
-                       size_t ncommits, size_t min)
+                       const struct stats_moments *arch, size_t ncommits, size_t min)
 {
 	memset(L, 0, sizeof(*L));
 	L->idx = xmalloc(ncommits * sizeof(*L->idx));
@@ -119,6 +119,10 @@ static int levels_init(struct levels *L, const double *const *samples, const siz
 				sum += samples[i][j];
 				c++;
 			}
+		}
+		if (arch && arch[i].n && isfinite(arch[i].mean)) { /* archived runs */
+			sum += arch[i].mean * (double)arch[i].n;
+			c += arch[i].n;
 		}
 		if (c == 0)
 			continue;
@@ -136,7 +140,7 @@ static int levels_init(struct levels *L, const double *const *samples, const siz
 		L->cw[j + 1] = L->cw[j] + L->w[j];
 		L->cs[j + 1] = L->cs[j] + L->w[j] * L->lv[j];
 	}
-	levels_noise(L, samples, n, ncommits);
+	levels_noise(L, samples, n, arch, ncommits);
 	return 0;
 }
 
@@ -323,6 +327,13 @@ static void points_refine(const struct levels *L, const struct cp_config *cfg, s
 int changepoint_detect(const double *const *samples, const size_t *n, size_t ncommits,
                        const struct cp_config *cfg, struct cp_point **out, size_t *nout)
 {
+	return changepoint_detect_ex(samples, n, NULL, ncommits, cfg, out, nout);
+}
+
+int changepoint_detect_ex(const double *const *samples, const size_t *n,
+                          const struct stats_moments *arch, size_t ncommits,
+                          const struct cp_config *cfg, struct cp_point **out, size_t *nout)
+{
 	struct cp_config dflt;
 	struct levels L;
 	struct split *pts = NULL;
@@ -345,7 +356,7 @@ int changepoint_detect(const double *const *samples, const size_t *n, size_t nco
 		return -1;
 	if (ncommits == 0)
 		return 0;
-	if (levels_init(&L, samples, n, ncommits, 2 * cfg->min_seg) < 0) {
+	if (levels_init(&L, samples, n, arch, ncommits, 2 * cfg->min_seg) < 0) {
 		levels_release(&L);
 		return 0;
 	}

@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include "stats.h"
+
 /*
  * The method. Commit i's level is the mean of its finite samples, with
  * weight n[i]; its noise is s^2 / n[i]. s is the larger of (a) the robust
@@ -79,5 +81,10 @@ struct cp_point {
  */
 int changepoint_detect(const double *const *samples, const size_t *n, size_t ncommits,
                        const struct cp_config *cfg, struct cp_point **out, size_t *nout);
+/* The same with archived runs: arch NULL, or arch[i] the summaries of commit
+ * i's archived runs (n 0 when none), counted in its level and noise. */
+int changepoint_detect_ex(const double *const *samples, const size_t *n,
+                          const struct stats_moments *arch, size_t ncommits,
+                          const struct cp_config *cfg, struct cp_point **out, size_t *nout);
 
 #endif

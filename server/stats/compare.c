@@ -147,6 +147,15 @@ struct cmp_key *cmp_set_key_in(struct cmp_set *s, const struct cmp_prefix *p, co
 	return k;
 }
 
+static void add_run_mean(struct cmp_cell *c, double mean)
+{
+	if (c->nruns == c->runcap) {
+		c->runcap = c->runcap ? c->runcap * 2 : 4;
+		c->run_means = xrealloc(c->run_means, c->runcap * sizeof(double));
+	}
+	c->run_means[c->nruns++] = mean;
+}
+
 void cmp_cell_add_run(struct cmp_cell *c, const double *values, size_t n)
 {
 	if (!n)
@@ -161,11 +170,15 @@ void cmp_cell_add_run(struct cmp_cell *c, const double *values, size_t n)
 	}
 	memcpy(c->samples + c->n, values, n * sizeof(double));
 	c->n += n;
-	if (c->nruns == c->runcap) {
-		c->runcap = c->runcap ? c->runcap * 2 : 4;
-		c->run_means = xrealloc(c->run_means, c->runcap * sizeof(double));
-	}
-	c->run_means[c->nruns++] = stats_mean(values, n);
+	add_run_mean(c, stats_mean(values, n));
+}
+
+void cmp_cell_add_summary(struct cmp_cell *c, const struct stats_moments *m)
+{
+	if (!m->n)
+		return;
+	stats_moments_merge(&c->arch, m);
+	add_run_mean(c, m->mean);
 }
 
 static int key_cmp(const void *a, const void *b)
@@ -189,8 +202,24 @@ void cmp_set_sort(struct cmp_set *s)
 	rehash(s);
 }
 
+void cmp_cell_moments(const struct cmp_cell *c, struct stats_moments *out)
+{
+	stats_moments_of(c->samples, c->n, out);
+	stats_moments_merge(out, &c->arch);
+}
+
 static void side_of(const struct cmp_cell *c, struct cmp_side *out)
 {
+	if (c->arch.n) { /* archived runs: from the moments */
+		struct stats_moments m;
+		cmp_cell_moments(c, &m);
+		out->n = m.n;
+		out->mean = m.mean;
+		out->stddev_pct = m.n > 1 ? stats_moments_cv(&m) : 0;
+		out->min = m.min;
+		out->max = m.max;
+		return;
+	}
 	out->n = c->n;
 	out->mean = stats_mean(c->samples, c->n);
 	out->stddev_pct = c->n > 1 ? stats_cv(c->samples, c->n) : 0;
@@ -248,7 +277,7 @@ int cmp_row_compute(const struct cmp_key *k, int t, struct cmp_row *row)
 	const struct cmp_cell *b = &k->cell[0], *c = &k->cell[t];
 
 	memset(row, 0, sizeof(*row));
-	if (!b->n || !c->n)
+	if (!cmp_cell_count(b) || !cmp_cell_count(c))
 		return -1;
 	row->key = k;
 	row->target = t;
@@ -258,8 +287,16 @@ int cmp_row_compute(const struct cmp_key *k, int t, struct cmp_row *row)
 	row->change_pct = row->base.mean != 0 ? 100.0 * row->change_abs / fabs(row->base.mean)
 					      : NAN;
 	row->absolute = lkp_is_absolute(k->metric);
-	row->welch_ok = b->n >= 2 && c->n >= 2 &&
-			stats_welch(b->samples, b->n, c->samples, c->n, 0.95, &row->welch) == 0;
+	if (b->arch.n || c->arch.n) {
+		struct stats_moments mb, mc;
+		cmp_cell_moments(b, &mb);
+		cmp_cell_moments(c, &mc);
+		row->welch_ok = stats_welch_moments(&mb, &mc, 0.95, &row->welch) == 0;
+	} else {
+		row->welch_ok = b->n >= 2 && c->n >= 2 &&
+				stats_welch(b->samples, b->n, c->samples, c->n, 0.95,
+					    &row->welch) == 0;
+	}
 	row->lkp_changed = lkp_changed(k->metric, k->suite, b->run_means, b->nruns, b->nruns,
 				       c->run_means, c->nruns, c->nruns) == 1;
 	row->verdict = cmp_verdict(row, k->direction);

@@ -21,7 +21,17 @@ struct cmp_cell {
 	size_t n, cap;
 	double *run_means; /* one value per run, as LKP's matrix has */
 	size_t nruns, runcap;
+	/* archived runs (their values gone, summaries kept): joined here, their
+	 * means in run_means; figures that need the values (median, B?mean,
+	 * the list of samples) are absent when arch.n != 0 */
+	struct stats_moments arch;
 };
+
+/* Samples of a cell, archived ones included. */
+static inline size_t cmp_cell_count(const struct cmp_cell *c)
+{
+	return c->n + c->arch.n;
+}
 
 /* The (machine, suite, params, variant) of keys, held once per set. */
 struct cmp_prefix {
@@ -99,6 +109,10 @@ struct cmp_key *cmp_set_key_in(struct cmp_set *s, const struct cmp_prefix *p, co
 
 /* Add one run's values of a key to a side. */
 void cmp_cell_add_run(struct cmp_cell *c, const double *values, size_t n);
+/* Add one archived run's summary of a key to a side. */
+void cmp_cell_add_summary(struct cmp_cell *c, const struct stats_moments *m);
+/* All of a cell's values as moments (samples and archived runs). */
+void cmp_cell_moments(const struct cmp_cell *c, struct stats_moments *out);
 
 /* Sort keys by (machine, suite, params, variant, metric). */
 void cmp_set_sort(struct cmp_set *s);

@@ -210,22 +210,12 @@ static int all_finite(const double *x, size_t n)
 	return 1;
 }
 
-int stats_welch(const double *base, size_t nb, const double *target, size_t nt,
-		double level, struct stats_welch *out)
+/* Welch's test from each side's size, mean and sample variance */
+static int welch_core(size_t nb, double mb, double vb, size_t nt, double mt, double vt,
+		      double level, struct stats_welch *out)
 {
-	double mb, mt, vb, vt, seb2, set2, se, df, q;
+	double seb2, set2, se, df, q;
 
-	if (base == NULL || target == NULL || out == NULL || nb < 2 || nt < 2)
-		return -1;
-	if (!(level > 0.0 && level < 1.0))
-		return -1;
-	if (!all_finite(base, nb) || !all_finite(target, nt))
-		return -1;
-
-	mb = stats_mean(base, nb);
-	mt = stats_mean(target, nt);
-	vb = sum_sq_dev(base, nb, mb) / (double)(nb - 1);
-	vt = sum_sq_dev(target, nt, mt) / (double)(nt - 1);
 	seb2 = vb / (double)nb;
 	set2 = vt / (double)nt;
 	se = sqrt(seb2 + set2);
@@ -259,4 +249,99 @@ int stats_welch(const double *base, size_t nb, const double *target, size_t nt,
 		out->ci_hi_pct = out->ci_hi * 100.0 / mb;
 	}
 	return 0;
+}
+
+int stats_welch(const double *base, size_t nb, const double *target, size_t nt,
+		double level, struct stats_welch *out)
+{
+	double mb, mt;
+
+	if (base == NULL || target == NULL || out == NULL || nb < 2 || nt < 2)
+		return -1;
+	if (!(level > 0.0 && level < 1.0))
+		return -1;
+	if (!all_finite(base, nb) || !all_finite(target, nt))
+		return -1;
+	mb = stats_mean(base, nb);
+	mt = stats_mean(target, nt);
+	return welch_core(nb, mb, sum_sq_dev(base, nb, mb) / (double)(nb - 1), nt, mt,
+			  sum_sq_dev(target, nt, mt) / (double)(nt - 1), level, out);
+}
+
+int stats_welch_moments(const struct stats_moments *b, const struct stats_moments *t,
+			double level, struct stats_welch *out)
+{
+	if (b == NULL || t == NULL || out == NULL || b->n < 2 || t->n < 2)
+		return -1;
+	if (!(level > 0.0 && level < 1.0))
+		return -1;
+	if (!isfinite(b->mean) || !isfinite(t->mean) || !isfinite(b->m2) || !isfinite(t->m2))
+		return -1;
+	return welch_core(b->n, b->mean, b->m2 / (double)(b->n - 1), t->n, t->mean,
+			  t->m2 / (double)(t->n - 1), level, out);
+}
+
+/* ---- moments: what summaries keep ------------------------------------- */
+
+void stats_moments_of(const double *x, size_t n, struct stats_moments *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (n == 0 || x == NULL)
+		return;
+	out->n = n;
+	out->mean = stats_mean(x, n);
+	out->m2 = sum_sq_dev(x, n, out->mean);
+	out->min = stats_min(x, n);
+	out->max = stats_max(x, n);
+	out->rsum = 0.0;
+	for (size_t i = 0; i < n; i++) {
+		if (!(x[i] > 0.0)) {
+			out->rsum = NAN;
+			break;
+		}
+		out->rsum += 1.0 / x[i];
+	}
+}
+
+void stats_moments_merge(struct stats_moments *a, const struct stats_moments *b)
+{
+	double na, nb, n, delta;
+
+	if (b->n == 0)
+		return;
+	if (a->n == 0) {
+		*a = *b;
+		return;
+	}
+	na = (double)a->n;
+	nb = (double)b->n;
+	n = na + nb;
+	delta = b->mean - a->mean;
+	a->mean = (na * a->mean + nb * b->mean) / n;
+	a->m2 += b->m2 + delta * delta * na * nb / n;
+	a->min = fmin(a->min, b->min);
+	a->max = fmax(a->max, b->max);
+	a->rsum += b->rsum; /* NaN stays NaN */
+	a->n += b->n;
+}
+
+double stats_moments_stddev(const struct stats_moments *m)
+{
+	if (m->n < 2)
+		return NAN;
+	return sqrt(m->m2 / (double)(m->n - 1));
+}
+
+double stats_moments_cv(const struct stats_moments *m)
+{
+	if (m->n < 2 || m->mean == 0.0)
+		return NAN;
+	return stats_moments_stddev(m) * 100.0 / m->mean;
+}
+
+double stats_moments_hmean(const struct stats_moments *m)
+{
+	if (m->n == 0 || !(m->rsum > 0.0))
+		return NAN;
+	return (double)m->n / m->rsum;
 }

@@ -76,6 +76,38 @@ struct stats_desc {
 int stats_describe(const double *x, size_t n, struct stats_desc *out);
 
 /*
+ * What an archived month keeps of one run's values of one metric
+ * (sample_summary, migration 015), and what the summaries of several runs
+ * add up to: the count, the mean, the sum of squared deviations from it,
+ * the extremes and the sum of reciprocals. Enough for the mean, the
+ * standard deviation, Min, Max, the harmonic mean and Welch's test of a
+ * union of runs; not for a median or mmtests' B?mean rows (which need the
+ * values in order: absent for archived runs).
+ */
+struct stats_moments {
+	size_t n;
+	double mean;
+	double m2;   /* sum of (x - mean)^2 */
+	double min, max;
+	double rsum; /* sum of 1/x; NaN when some x <= 0 (no harmonic mean) */
+};
+
+/* The moments of x[0..n) (all zero, rsum 0, when n == 0). */
+void stats_moments_of(const double *x, size_t n, struct stats_moments *out);
+/* Adds b's values to a (Chan, Golub and LeVeque's pairwise update). */
+void stats_moments_merge(struct stats_moments *a, const struct stats_moments *b);
+/* Sample standard deviation (n - 1); NaN when n < 2. */
+double stats_moments_stddev(const struct stats_moments *m);
+/* Coefficient of variation in percent; NaN when n < 2 or the mean is 0. */
+double stats_moments_cv(const struct stats_moments *m);
+/* Harmonic mean; NaN when n == 0 or some x <= 0. */
+double stats_moments_hmean(const struct stats_moments *m);
+/* Welch's test as stats_welch, from two sides' moments. */
+struct stats_welch;
+int stats_welch_moments(const struct stats_moments *base, const struct stats_moments *target,
+			double level, struct stats_welch *out);
+
+/*
  * Two-sided p-value of a Student t statistic: 2 * P(T_df > |t|).
  * df may be fractional. NaN when t is NaN or df <= 0 or not finite.
  */

@@ -103,6 +103,38 @@ int mmtests_summarize(const double *x, size_t n, enum mmtests_dir dir,
 	return 0;
 }
 
+int mmtests_summarize_moments(const struct stats_moments *m, enum mmtests_dir dir,
+			      struct mmtests_summary *out)
+{
+	if (m == NULL || out == NULL || m->n == 0 || !isfinite(m->mean))
+		return -1;
+	memset(out, 0, sizeof(*out));
+	out->n = m->n;
+	out->min = m->min;
+	out->max = m->max;
+	out->amean = m->mean;
+	out->stddev = m->n > 1 ? stats_moments_stddev(m) : 0.0;
+	out->coeffvar = out->amean != 0.0 ? out->stddev * 100.0 / out->amean : 0.0;
+	out->value[MMTESTS_MIN] = out->min;
+	if (dir == MMTESTS_HIGHER) {
+		double h = stats_moments_hmean(m);
+		out->valid[MMTESTS_MEAN] = isfinite(h);
+		out->value[MMTESTS_MEAN] = isfinite(h) ? h : 0.0;
+	} else {
+		out->valid[MMTESTS_MEAN] = 1;
+		out->value[MMTESTS_MEAN] = out->amean;
+	}
+	out->value[MMTESTS_STDDEV] = out->stddev;
+	out->value[MMTESTS_COEFFVAR] = out->coeffvar;
+	out->value[MMTESTS_MAX] = out->max;
+	out->valid[MMTESTS_MIN] = 1;
+	out->valid[MMTESTS_STDDEV] = 1;
+	out->valid[MMTESTS_COEFFVAR] = 1;
+	out->valid[MMTESTS_MAX] = 1;
+	out->partial = 1;
+	return 0;
+}
+
 const char *mmtests_stat_name(enum mmtests_stat stat, enum mmtests_dir dir)
 {
 	int hi = dir == MMTESTS_HIGHER;
@@ -381,6 +413,19 @@ static int render_rows(struct text *out, const struct mmtests_table *t,
 		goto out;
 
 	for (size_t i = 0; i < no * nk; i++) {
+		const struct stats_moments *a = t->archived ? t->archived[i] : NULL;
+
+		if (a && a->n) { /* archived runs: from the moments */
+			struct stats_moments m;
+			if (t->nsamples[i] && t->samples[i] == NULL)
+				goto out;
+			stats_moments_of(t->samples[i], t->nsamples[i], &m);
+			stats_moments_merge(&m, a);
+			if (mmtests_summarize_moments(&m, t->dir, &sum[i]) < 0)
+				goto out;
+			have[i] = 1;
+			continue;
+		}
 		if (t->nsamples[i] == 0)
 			continue;
 		if (t->samples[i] == NULL ||
@@ -397,8 +442,14 @@ static int render_rows(struct text *out, const struct mmtests_table *t,
 			for (size_t k = 0; k < nk; k++) {
 				size_t c = base + k;
 
-				value[k] = have[c] ? sum[c].value[st] : NAN;
-				pct[k] = have[base] && have[c]
+				int absent = st >= MMTESTS_BMEAN50 &&
+					     ((have[c] && sum[c].partial) ||
+					      (have[base] && sum[base].partial));
+
+				value[k] = have[c] && !(st >= MMTESTS_BMEAN50 && sum[c].partial)
+						   ? sum[c].value[st]
+						   : NAN;
+				pct[k] = have[base] && have[c] && !absent
 					? mmtests_pct((enum mmtests_stat)st, t->dir,
 						      value[k], sum[base].value[st])
 					: NAN;

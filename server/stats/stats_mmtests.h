@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include "stats.h"
+
 /* Which way is better: decides Hmean vs Amean, sort order and percent rule. */
 enum mmtests_dir {
 	MMTESTS_HIGHER = 0, /* higher is better: Hmean, BHmean-N */
@@ -39,6 +41,7 @@ struct mmtests_summary {
 	 * invalid Hmean (some x <= 0) is 0 here and 0 in valid[] */
 	double value[MMTESTS_NSTATS];
 	int valid[MMTESTS_NSTATS];
+	int partial; /* from moments (archived runs): the B?mean rows are absent */
 };
 
 /*
@@ -49,6 +52,15 @@ struct mmtests_summary {
  */
 int mmtests_summarize(const double *x, size_t n, enum mmtests_dir dir,
 		      struct mmtests_summary *out);
+
+/*
+ * The same from moments (runs of archived months: their values are gone):
+ * Min, the headline mean (Hmean from the sum of reciprocals), Stddev,
+ * CoeffVar and Max; the B?mean rows need the values in order, so they are
+ * absent (partial = 1, printed as NaN). 0, or -1 when m->n == 0.
+ */
+int mmtests_summarize_moments(const struct stats_moments *m, enum mmtests_dir dir,
+			      struct mmtests_summary *out);
 
 /*
  * Row title: "Min", "Hmean"/"Amean", "Stddev", "CoeffVar", "Max",
@@ -111,6 +123,9 @@ struct mmtests_table {
 	 * nsamples[...] values; 0 values print the cell as NaN */
 	const double *const *samples;
 	const size_t *nsamples;
+	/* NULL, or per cell (same index) NULL or the archived runs' moments,
+	 * joined to that cell's samples */
+	const struct stats_moments *const *archived;
 };
 
 /*

@@ -92,6 +92,34 @@ static double commit_rel_var(const double *x, size_t n, int *ok)
 int verdict_noise_from_history(const double *const *samples, const size_t *n, size_t ncommits,
                                struct noise_hist *out)
 {
+	return verdict_noise_from_history_ex(samples, n, NULL, ncommits, out);
+}
+
+/* commit_rel_var of a commit with archived runs: its samples joined to them */
+static double commit_rel_var_arch(const double *x, size_t n, const struct stats_moments *a,
+                                  int *ok, size_t *count)
+{
+	struct stats_moments m;
+
+	*ok = 0;
+	*count = n + a->n;
+	if (n && x == NULL)
+		return 0.0;
+	for (size_t j = 0; j < n; j++)
+		if (!isfinite(x[j]))
+			return 0.0;
+	stats_moments_of(x, n, &m);
+	stats_moments_merge(&m, a);
+	if (m.n < 2 || m.mean == 0.0 || !isfinite(m.mean) || !isfinite(m.m2))
+		return 0.0;
+	*ok = 1;
+	return m.m2 / (double)(m.n - 1) / (m.mean * m.mean);
+}
+
+int verdict_noise_from_history_ex(const double *const *samples, const size_t *n,
+                                  const struct stats_moments *arch, size_t ncommits,
+                                  struct noise_hist *out)
+{
 	struct chi_cache cache;
 	struct commit_var *cv;
 	size_t m = 0;
@@ -107,12 +135,15 @@ int verdict_noise_from_history(const double *const *samples, const size_t *n, si
 	cv = xcalloc(ncommits, sizeof(*cv));
 	for (size_t i = 0; i < ncommits; i++) {
 		int ok;
-		double v = commit_rel_var(samples[i], n[i], &ok);
+		size_t count = n[i];
+		double v = arch && arch[i].n
+		                   ? commit_rel_var_arch(samples[i], n[i], &arch[i], &ok, &count)
+		                   : commit_rel_var(samples[i], n[i], &ok);
 
 		if (!ok)
 			continue;
 		cv[m].v = v;
-		cv[m].k = (double)(n[i] - 1);
+		cv[m].k = (double)(count - 1);
 		chi_numbers(&cache, cv[m].k, &median, &cut, &kept);
 		cv[m].u = v * cv[m].k / median;
 		m++;
@@ -490,13 +521,25 @@ static int history_p(const struct verdict_in *in, double *p, double *diff)
 	return isnan(*p) ? -1 : 0;
 }
 
+/* A side's values and archived runs as moments; 1 when it has archived runs. */
+static int side_moments(const double *x, size_t n, const struct stats_moments *arch,
+                        struct stats_moments *out)
+{
+	stats_moments_of(x, n, out);
+	if (arch == NULL || arch->n == 0)
+		return 0;
+	stats_moments_merge(out, arch);
+	return 1;
+}
+
 int verdict_decide(const struct verdict_in *in, struct verdict_out *out)
 {
 	const double *br, *tr;
-	size_t nbr, ntr;
+	size_t nbr, ntr, nb, nt;
 	double mb, mt, alpha, diff;
 	struct stats_welch w;
-	int real = 0;
+	struct stats_moments bm, tm;
+	int real = 0, archived;
 
 	if (out == NULL)
 		return -1;
@@ -505,17 +548,23 @@ int verdict_decide(const struct verdict_in *in, struct verdict_out *out)
 	out->change_pct = NAN;
 	out->test = "none";
 	out->verdict = VERDICT_NOISE;
-	if (in == NULL || in->metric == NULL || in->base == NULL || in->target == NULL ||
-	    in->nb == 0 || in->nt == 0 || !all_finite(in->base, in->nb) ||
+	if (in == NULL || in->metric == NULL || (in->nb && in->base == NULL) ||
+	    (in->nt && in->target == NULL) || !all_finite(in->base, in->nb) ||
 	    !all_finite(in->target, in->nt))
+		return -1;
+	archived = side_moments(in->base, in->nb, in->base_arch, &bm);
+	archived |= side_moments(in->target, in->nt, in->target_arch, &tm);
+	nb = bm.n;
+	nt = tm.n;
+	if (nb == 0 || nt == 0 || !isfinite(bm.mean) || !isfinite(tm.mean))
 		return -1;
 	br = in->base_runs && in->nbr ? in->base_runs : in->base;
 	nbr = in->base_runs && in->nbr ? in->nbr : in->nb;
 	tr = in->target_runs && in->ntr ? in->target_runs : in->target;
 	ntr = in->target_runs && in->ntr ? in->ntr : in->nt;
 
-	mb = stats_mean(in->base, in->nb);
-	mt = stats_mean(in->target, in->nt);
+	mb = archived ? bm.mean : stats_mean(in->base, in->nb);
+	mt = archived ? tm.mean : stats_mean(in->target, in->nt);
 	out->change_abs = mt - mb;
 	out->change_pct = mb != 0.0 ? 100.0 * (mt - mb) / fabs(mb) : NAN;
 	out->absolute = lkp_is_absolute(in->metric);
@@ -523,18 +572,19 @@ int verdict_decide(const struct verdict_in *in, struct verdict_out *out)
 	out->passes_floor = floor_ok(in, out, br, nbr, tr, ntr);
 
 	alpha = field_or(in->cfg ? in->cfg->alpha_history : 0.0, VERDICT_ALPHA_HISTORY);
-	if (history_p(in, &out->p, &diff) == 0) {
+	if (!archived && history_p(in, &out->p, &diff) == 0) {
 		out->test = "history";
 		/* a broken run can turn the plain means the other way than the
 		 * tested ones: no verdict whose sign the reported change denies */
 		real = out->p < alpha && (diff > 0.0) == (mt > mb);
-	} else if (in->nb >= 3 && in->nt >= 3 &&
-	           stats_welch(in->base, in->nb, in->target, in->nt, 1.0 - VERDICT_ALPHA_WELCH,
-	                       &w) == 0) {
+	} else if (nb >= 3 && nt >= 3 &&
+	           (archived ? stats_welch_moments(&bm, &tm, 1.0 - VERDICT_ALPHA_WELCH, &w)
+	                     : stats_welch(in->base, in->nb, in->target, in->nt,
+	                                   1.0 - VERDICT_ALPHA_WELCH, &w)) == 0) {
 		out->test = "welch";
 		out->p = w.p;
 		real = w.ci_lo > 0.0 || w.ci_hi < 0.0;
-	} else if (in->nb >= 3 || in->nt >= 3) {
+	} else if (nb >= 3 || nt >= 3) {
 		/* one side too small for Welch, or both constant */
 		out->test = "lkp";
 		out->p = NAN;

@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#include "stats.h"
+
 #include "compare.h"
 #include "direction.h"
 
@@ -93,6 +95,13 @@ struct noise_hist {
  */
 int verdict_noise_from_history(const double *const *samples, const size_t *n, size_t ncommits,
                                struct noise_hist *out);
+/*
+ * The same with archived runs: arch NULL, or arch[i] the summaries of commit
+ * i's archived runs (n 0 when none), joined to its samples (see stats_moments).
+ */
+int verdict_noise_from_history_ex(const double *const *samples, const size_t *n,
+                                  const struct stats_moments *arch, size_t ncommits,
+                                  struct noise_hist *out);
 
 /* A floor: the change must be >= value in its unit. */
 enum verdict_unit {
@@ -154,6 +163,11 @@ struct verdict_in {
 	size_t ntr;
 	const struct noise_hist *hist;    /* NULL: unknown */
 	const struct verdict_config *cfg; /* NULL: defaults */
+	/* archived runs of each side (NULL or n 0: none), their values not
+	 * in base / target (which may then be empty), their means in the runs:
+	 * a side with archived runs has no history test (it cleans the values
+	 * themselves); Welch's runs on the moments */
+	const struct stats_moments *base_arch, *target_arch;
 };
 
 struct verdict_out {

@@ -36,7 +36,7 @@ static char *render1(const char *title, enum mmtests_dir dir, const char *k0,
 	const char *operands[1] = {op};
 	const double *samples[2] = {a, b};
 	const size_t nsamples[2] = {na, nb};
-	struct mmtests_table t = {title, dir, 2, kernels, 1, operands, samples, nsamples};
+	struct mmtests_table t = {title, dir, 2, kernels, 1, operands, samples, nsamples, NULL};
 	char *out = NULL;
 	size_t len = 0;
 
@@ -283,7 +283,7 @@ Test(mmtests, operands_in_numeric_order_three_kernels)
 	const double a[] = {10.0}, b[] = {20.0}, c[] = {5.0};
 	const double *samples[9] = {a, b, c, a, b, c, a, b, c};
 	const size_t nsamples[9] = {1, 1, 1, 1, 1, 1, 1, 1, 0};
-	struct mmtests_table t = {NULL, MMTESTS_HIGHER, 3, kernels, 3, operands, samples, nsamples};
+	struct mmtests_table t = {NULL, MMTESTS_HIGHER, 3, kernels, 3, operands, samples, nsamples, NULL};
 	char *out;
 	const char *want =
 		"                            5.9-rc2                5.9-rc2                   v6.1\n"
@@ -306,7 +306,7 @@ Test(mmtests, bad_input)
 	const double x[] = {1.0, INFINITY};
 	const double *samples[1] = {x};
 	const size_t nsamples[1] = {2};
-	struct mmtests_table t = {NULL, MMTESTS_HIGHER, 1, kernels, 1, operands, samples, nsamples};
+	struct mmtests_table t = {NULL, MMTESTS_HIGHER, 1, kernels, 1, operands, samples, nsamples, NULL};
 	struct mmtests_summary s;
 	char *out = (char *)1;
 

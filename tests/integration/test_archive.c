@@ -1,0 +1,377 @@
+/*
+ * test_archive.c - `kperfd archive --before YYYY-MM` and `kperfd
+ * restore-archive`: an old month's samples summarised per (run, metric) and
+ * its partition detached (into schema archive, or a pg_dump file); trends and
+ * compares over it give the same figures from the summaries (the B?mean rows
+ * of mmtests' table, which need the values, absent), samples of other months
+ * untouched; restored, the answers are byte for byte the ones before.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+KPERFD_SUITE(archive, 240);
+
+#define NKERNELS 10 /* k01..k10; k01-k06 are moved to an old month */
+#define NOLD 6
+#define NRUNS 3
+#define NITER 5
+
+static double value_of(int kernel, int run, int it, int metric)
+{
+	/* deterministic noise with fractional parts; a step at k05 */
+	double noise = sin(kernel * 1.7 + run * 2.3 + it * 0.9 + metric) * 3.25;
+	double level = metric ? 52.5 + (kernel >= 5 ? 4.0 : 0.0) : 1000.125 - (kernel >= 5 ? 30 : 0);
+	return level + noise;
+}
+
+static void post_kernel(int k)
+{
+	json_t *runs = json_array(), *batch;
+	char *body;
+	struct resp r;
+
+	for (int run = 0; run < NRUNS; run++) {
+		json_t *ops = json_array(), *lat = json_array();
+		char id[64], rel[32];
+		for (int it = 0; it < NITER; it++) {
+			json_array_append_new(ops, json_real(value_of(k, run, it, 0)));
+			json_array_append_new(lat, json_real(value_of(k, run, it, 1)));
+		}
+		snprintf(id, sizeof(id), "arc-k%02d-r%d", k, run);
+		snprintf(rel, sizeof(rel), "6.1.0-arc%02d", k);
+		json_array_append_new(
+			runs, json_pack("{s:s,s:{s:s},s:{s:s},s:{s:s,s:{s:s}},s:{s:o,s:o}}", "run_id", id,
+					"machine", "name", "arc-1", "kernel", "release", rel, "test",
+					"suite", "will-it-scale", "params", "nr_task", "4", "metrics",
+					"will-it-scale.ops", ops, "will-it-scale.latency_us", lat));
+	}
+	batch = json_pack("{s:o}", "runs", runs);
+	body = json_dumps(batch, 0);
+	http_post_json(&K, "/api/v1/runs", TOKEN_COLLECTOR, body, &r);
+	cr_assert(r.status == 201, "%ld %s", r.status, r.body);
+	resp_release(&r);
+	free(body);
+	json_decref(batch);
+}
+
+static void sql(const char *stmt)
+{
+	PGconn *c = PQconnectdb(K.conninfo);
+	PGresult *r = PQexec(c, stmt);
+	cr_assert(PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK,
+		  "%s: %s", stmt, PQerrorMessage(c));
+	PQclear(r);
+	PQfinish(c);
+}
+
+/* One text value of a query (malloc'd). */
+static char *sql_text(const char *stmt)
+{
+	PGconn *c = PQconnectdb(K.conninfo);
+	PGresult *r = PQexec(c, stmt);
+	char *v;
+	cr_assert(PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1, "%s: %s", stmt,
+		  PQerrorMessage(c));
+	v = strdup(PQgetvalue(r, 0, 0));
+	PQclear(r);
+	PQfinish(c);
+	return v;
+}
+
+static char *get_body(const char *path)
+{
+	struct resp r;
+	char *b;
+	http_get(&K, path, &r);
+	cr_assert_eq(r.status, 200, "%s: %ld %s", path, r.status, r.body);
+	b = strdup(r.body);
+	resp_release(&r);
+	return b;
+}
+
+static void assert_close(double a, double b, const char *what)
+{
+	cr_assert(fabs(a - b) <= 1e-9 * fmax(1.0, fabs(b)), "%s: %.17g vs %.17g", what, a, b);
+}
+
+static double num(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+	cr_assert(json_is_number(v), "no number %s", k);
+	return json_number_value(v);
+}
+
+#define TREND "/api/v1/trend?machine=arc-1&suite=will-it-scale&params=nr_task=4" \
+	      "&metric=will-it-scale.ops"
+#define CMP_OLD "/api/v1/compare?base=6.1.0-arc02&target=6.1.0-arc06"
+#define CMP_MIX "/api/v1/compare?base=6.1.0-arc06&target=6.1.0-arc09"
+
+/* The trend after archiving against the one before: the same points and
+ * figures, the archived ones without their samples. */
+static void same_trend(const char *before, const char *after, int archived)
+{
+	json_t *a = json_loads(before, 0, NULL), *b = json_loads(after, 0, NULL);
+	json_t *pa = json_object_get(json_array_get(json_object_get(a, "series"), 0), "points");
+	json_t *pb = json_object_get(json_array_get(json_object_get(b, "series"), 0), "points");
+	size_t narch = 0;
+
+	cr_assert_eq(json_array_size(pa), NKERNELS);
+	cr_assert_eq(json_array_size(pb), NKERNELS);
+	for (size_t i = 0; i < NKERNELS; i++) {
+		json_t *x = json_array_get(pa, i), *y = json_array_get(pb, i);
+		json_t *ar = json_object_get(y, "archived_runs");
+		cr_assert_str_eq(json_string_value(json_object_get(x, "release")),
+				 json_string_value(json_object_get(y, "release")));
+		cr_assert_eq(num(x, "n"), NRUNS * NITER);
+		cr_assert_eq(num(y, "n"), NRUNS * NITER);
+		assert_close(num(y, "mean"), num(x, "mean"), "mean");
+		assert_close(num(y, "stddev"), num(x, "stddev"), "stddev");
+		cr_assert_eq(num(y, "min"), num(x, "min"));
+		cr_assert_eq(num(y, "max"), num(x, "max"));
+		cr_assert_eq(json_array_size(json_object_get(y, "runs")), NRUNS);
+		if (ar) {
+			narch++;
+			cr_assert_eq(json_integer_value(ar), NRUNS);
+			cr_assert_eq(json_array_size(json_object_get(y, "samples")), 0);
+		} else {
+			cr_assert(json_equal(json_object_get(x, "samples"),
+					     json_object_get(y, "samples")));
+		}
+	}
+	cr_assert_eq(narch, (size_t)archived);
+	json_decref(a);
+	json_decref(b);
+}
+
+/* Compare rows after against before: every figure but none missing. */
+static void same_compare(const char *before, const char *after)
+{
+	json_t *a = json_loads(before, 0, NULL), *b = json_loads(after, 0, NULL);
+	json_t *ra = json_object_get(a, "rows"), *rb = json_object_get(b, "rows");
+	static const char *const fields[] = {"n", "mean", "stddev_pct", "min", "max", NULL};
+
+	cr_assert_not_null(ra, "%s", before);
+	cr_assert_eq(json_array_size(ra), 2);
+	cr_assert_eq(json_array_size(rb), 2);
+	for (size_t i = 0; i < 2; i++) {
+		json_t *x = json_array_get(ra, i), *y = json_array_get(rb, i);
+		cr_assert_str_eq(json_string_value(json_object_get(x, "metric")),
+				 json_string_value(json_object_get(y, "metric")));
+		for (const char *side[] = {"base", "target"}, **s = side; s < side + 2; s++)
+			for (const char *const *f = fields; *f; f++)
+				assert_close(num(json_object_get(y, *s), *f),
+					     num(json_object_get(x, *s), *f), *f);
+		assert_close(num(y, "change_pct"), num(x, "change_pct"), "change_pct");
+		assert_close(num(json_object_get(y, "welch"), "p_value"),
+			     num(json_object_get(x, "welch"), "p_value"), "p_value");
+		assert_close(num(json_object_get(y, "welch"), "df"),
+			     num(json_object_get(x, "welch"), "df"), "df");
+		for (size_t e = 0; e < 2; e++)
+			assert_close(json_number_value(json_array_get(
+					     json_object_get(json_object_get(y, "welch"), "ci95"), e)),
+				     json_number_value(json_array_get(
+					     json_object_get(json_object_get(x, "welch"), "ci95"), e)),
+				     "ci95");
+		cr_assert_eq(json_is_true(json_object_get(y, "lkp_changed")),
+			     json_is_true(json_object_get(x, "lkp_changed")));
+		cr_assert_str_eq(json_string_value(json_object_get(y, "verdict")),
+				 json_string_value(json_object_get(x, "verdict")));
+	}
+	json_decref(a);
+	json_decref(b);
+}
+
+/* mmtests' table after: the lines before, but B?mean rows of archived
+ * kernels NaN, and the note. */
+static void same_mmtests(const char *before, const char *after)
+{
+	char *a = strdup(before), *b = strdup(after), *sa, *sb;
+	char *la = strtok_r(a, "\n", &sa), *lb = strtok_r(b, "\n", &sb);
+	int bmean = 0;
+
+	for (; la && lb; la = strtok_r(NULL, "\n", &sa), lb = strtok_r(NULL, "\n", &sb)) {
+		if (!strncmp(lb, "(B?mean rows", 12)) /* the note after a table */
+			lb = strtok_r(NULL, "\n", &sb);
+		if (!lb)
+			break;
+		if (!strncmp(la, "BHmean", 6) || !strncmp(la, "BAmean", 6)) {
+			cr_assert(strstr(lb, "NaN"), "%s", lb);
+			cr_assert_eq(strncmp(la, lb, 10), 0);
+			bmean++;
+			continue;
+		}
+		cr_assert_str_eq(lb, la);
+	}
+	cr_assert_null(la, "left: %s", la);
+	cr_assert_eq(bmean, 6, "B?mean rows: %d", bmean); /* 3 per table, 2 tables */
+	cr_assert(strstr(after, "B?mean rows: NaN where runs of archived months"), "%s", after);
+	free(a);
+	free(b);
+}
+
+static int cli(const char *const *args, char **out, char **err)
+{
+	return kperfd_cli(&K, args, out, err);
+}
+
+Test(archive, archive_then_restore)
+{
+	char *month, *before_arg, *others, *others_after, *t0, *t1, *t2, *c0[4], *c1[4], *c2[4];
+	char *out = NULL, *err = NULL, dump[300];
+	static const char *const cmps[4] = {CMP_OLD, CMP_MIX, CMP_OLD "&format=lkp",
+					    CMP_OLD "&format=mmtests"};
+
+	for (int k = 1; k <= NKERNELS; k++)
+		post_kernel(k);
+	/* k01-k06 into the month three months back */
+	sql("SELECT kperf_sample_partitions(now() - interval '5 months', now())");
+	sql("UPDATE sample SET at = at - interval '3 months' WHERE run_id IN"
+	    " (SELECT id FROM run WHERE run_id ~ '^arc-k0[1-6]-')");
+	sql("UPDATE run SET received_at = received_at - interval '3 months'"
+	    " WHERE run_id ~ '^arc-k0[1-6]-'");
+	month = sql_text("SELECT to_char(now() - interval '3 months', 'YYYY-MM')");
+	before_arg = sql_text("SELECT to_char(now() - interval '2 months', 'YYYY-MM')");
+	others = sql_text("SELECT count(*) || ' ' || sum(value) FROM sample"
+			  " WHERE at >= date_trunc('month', now() - interval '2 months')");
+	cr_assert_eq(strtol(sql_text("SELECT count(*) FROM sample WHERE run_id IN (SELECT id FROM"
+				     " run WHERE run_id ~ '^arc-k0[1-6]-')"),
+			    NULL, 10),
+		     NOLD * NRUNS * NITER * 2);
+
+	t0 = get_body(TREND);
+	for (int i = 0; i < 4; i++)
+		c0[i] = get_body(cmps[i]);
+
+	/* bad arguments: the reason, nothing archived */
+	{
+		const char *a1[] = {"archive", "--before", "2999-01", NULL};
+		const char *a2[] = {"archive", "--before", "2024-13", NULL};
+		const char *a3[] = {"restore-archive", "2001-01", NULL};
+		cr_assert_eq(cli(a1, &out, &err), 1);
+		cr_assert(strstr(err, "is after the current month"), "%s", err);
+		free(out);
+		free(err);
+		cr_assert_eq(cli(a2, &out, &err), 2);
+		cr_assert(strstr(err, "YYYY-MM"), "%s", err);
+		free(out);
+		free(err);
+		cr_assert_eq(cli(a3, &out, &err), 1);
+		cr_assert(strstr(err, "2001-01 is not archived"), "%s", err);
+		free(out);
+		free(err);
+	}
+
+	/* archive into the schema */
+	{
+		const char *args[] = {"archive", "--before", before_arg, NULL};
+		char line[160];
+		cr_assert_eq(cli(args, &out, &err), 0, "%s", err);
+		snprintf(line, sizeof(line), "%s: %d samples of %d runs summarised as %d (run, metric)",
+			 month, NOLD * NRUNS * NITER * 2, NOLD * NRUNS, NOLD * NRUNS * 2);
+		cr_assert(strstr(out, line), "want \"%s\" in:\n%s", line, out);
+		free(out);
+		free(err);
+	}
+	cr_assert_eq(strtol(sql_text("SELECT count(*) FROM sample WHERE run_id IN (SELECT id FROM"
+				     " run WHERE run_id ~ '^arc-k0[1-6]-')"),
+			    NULL, 10),
+		     0);
+	cr_assert_eq(strtol(sql_text("SELECT count(*) FROM sample_summary"), NULL, 10),
+		     NOLD * NRUNS * 2);
+	others_after = sql_text("SELECT count(*) || ' ' || sum(value) FROM sample"
+				" WHERE at >= date_trunc('month', now() - interval '2 months')");
+	cr_assert_str_eq(others_after, others);
+	free(others_after);
+	{
+		char q[200], *v;
+		snprintf(q, sizeof(q), "SELECT to_regclass('archive.sample_%.4s%.2s') IS NOT NULL",
+			 month, month + 5);
+		v = sql_text(q);
+		cr_assert_str_eq(v, "t");
+		free(v);
+	}
+
+	t1 = get_body(TREND);
+	for (int i = 0; i < 4; i++)
+		c1[i] = get_body(cmps[i]);
+	same_trend(t0, t1, NOLD);
+	same_compare(c0[0], c1[0]);
+	same_compare(c0[1], c1[1]);
+	cr_assert_str_eq(c1[2], c0[2]); /* LKP's table: per-run means, all kept */
+	same_mmtests(c0[3], c1[3]);
+
+	/* back from the schema: the answers of before, byte for byte */
+	{
+		const char *args[] = {"restore-archive", month, NULL};
+		cr_assert_eq(cli(args, &out, &err), 0, "%s", err);
+		cr_assert(strstr(out, "partition attached again, 36 summaries dropped"), "%s", out);
+		free(out);
+		free(err);
+	}
+	t2 = get_body(TREND);
+	cr_assert_str_eq(t2, t0);
+	for (int i = 0; i < 4; i++) {
+		c2[i] = get_body(cmps[i]);
+		cr_assert_str_eq(c2[i], c0[i]);
+		free(c2[i]);
+	}
+	free(t2);
+	cr_assert_eq(strtol(sql_text("SELECT count(*) FROM sample_summary"), NULL, 10), 0);
+
+	/* into a pg_dump file, the table dropped; back from the file */
+	snprintf(dump, sizeof(dump), "%s/dumps", K.dir);
+	cr_assert_eq(mkdir(dump, 0700), 0);
+	{
+		const char *args[] = {"archive", "--before", before_arg, "--dump", dump, NULL};
+		const char *list[] = {"archive", "--list", NULL};
+		char path[400], q[200], *v;
+		struct stat st;
+		cr_assert_eq(cli(args, &out, &err), 0, "%s", err);
+		snprintf(path, sizeof(path), "%s/sample_%.4s%.2s.dump", dump, month, month + 5);
+		cr_assert(strstr(out, path), "%s", out);
+		cr_assert_eq(stat(path, &st), 0);
+		cr_assert_gt(st.st_size, 1000);
+		free(out);
+		free(err);
+		snprintf(q, sizeof(q), "SELECT to_regclass('archive.sample_%.4s%.2s') IS NULL", month,
+			 month + 5);
+		v = sql_text(q);
+		cr_assert_str_eq(v, "t");
+		free(v);
+		cr_assert_eq(cli(list, &out, &err), 0, "%s", err);
+		cr_assert(strstr(out, "file") && strstr(out, path) && strstr(out, month), "%s", out);
+		free(out);
+		free(err);
+	}
+	t1 = get_body(TREND);
+	same_trend(t0, t1, NOLD);
+	free(t1);
+	{
+		const char *args[] = {"restore-archive", month, NULL};
+		cr_assert_eq(cli(args, &out, &err), 0, "%s", err);
+		cr_assert(strstr(out, "restored"), "%s", out);
+		free(out);
+		free(err);
+	}
+	t2 = get_body(TREND);
+	cr_assert_str_eq(t2, t0);
+	for (int i = 0; i < 4; i++) {
+		c2[i] = get_body(cmps[i]);
+		cr_assert_str_eq(c2[i], c0[i]);
+		free(c2[i]);
+		free(c0[i]);
+		free(c1[i]);
+	}
+	free(t2);
+	free(t0);
+	free(month);
+	free(before_arg);
+	free(others);
+}
