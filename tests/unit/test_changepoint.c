@@ -267,3 +267,46 @@ Test(changepoint, arguments)
 	cr_expect_eq(changepoint_detect(h.p, h.n, 0, NULL, &cp, &ncp), 0);
 	cr_expect_eq(ncp, 0);
 }
+
+/*
+ * Archived runs: the first half of each history's commits summarised
+ * (their values gone, struct stats_moments kept) find the same change
+ * points, sizes and p-values as the values themselves.
+ */
+Test(changepoint, archived_runs_as_moments)
+{
+	static struct history h;
+	static struct stats_moments arch[60];
+	static const double *p[60];
+	static size_t n[60];
+
+	for (int s = 1; s <= 40; s++) {
+		size_t at = step_at((uint64_t)s), ncp, ncq;
+		struct cp_point *cp, *cq;
+
+		history_make(&h, (uint64_t)s, 60, 5, 2.0, at, s % 2 ? 5.0 : -5.0);
+		for (size_t i = 0; i < 60; i++) {
+			memset(&arch[i], 0, sizeof(arch[i]));
+			p[i] = h.p[i];
+			n[i] = h.n[i];
+			if (i < 30) { /* archived: runs 0-2 and 3-4 summarised */
+				struct stats_moments b;
+				stats_moments_of(h.v[i], 3, &arch[i]);
+				stats_moments_of(h.v[i] + 3, 2, &b);
+				stats_moments_merge(&arch[i], &b);
+				p[i] = NULL;
+				n[i] = 0;
+			}
+		}
+		cr_assert_eq(changepoint_detect(h.p, h.n, 60, NULL, &cp, &ncp), 0);
+		cr_assert_eq(changepoint_detect_ex(p, n, arch, 60, NULL, &cq, &ncq), 0);
+		cr_assert_eq(ncq, ncp, "seed %d", s);
+		for (size_t j = 0; j < ncp; j++) {
+			cr_expect_eq(cq[j].index, cp[j].index, "seed %d", s);
+			cr_expect_float_eq(cq[j].shift_pct, cp[j].shift_pct, 1e-9);
+			cr_expect_float_eq(cq[j].p, cp[j].p, 1e-9 * cp[j].p + 1e-300);
+		}
+		free(cp);
+		free(cq);
+	}
+}

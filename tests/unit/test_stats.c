@@ -226,3 +226,95 @@ Test(stats, welch_refuses)
 	cr_expect_eq(stats_welch(c, 3, x, 3, 0.95, &w), 0);
 	cr_expect_float_eq(w.df, 2.0, 1e-12);
 }
+
+/*
+ * Moments (what an archived month keeps per run and metric): the seed's
+ * 10-value samples cut into runs of 3, 3 and 4, each summarised, then
+ * merged, give the figures of the whole sample, and Welch's test on them
+ * R's printed t, df, p and CI, as stats_welch on the values does.
+ */
+static void moments_by_runs(const double *x, struct stats_moments *out)
+{
+	struct stats_moments part;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t at = 0, len = 3; at < 10; at += len, len = at >= 6 ? 4 : 3) {
+		stats_moments_of(x + at, len, &part);
+		cr_assert_eq(part.n, len);
+		stats_moments_merge(out, &part);
+	}
+}
+
+Test(stats, moments_merged_are_the_whole)
+{
+	for (size_t k = 0; k < 2; k++)
+		for (size_t m = 0; m < 2; m++)
+			for (size_t d = 0; d < 3; d++) {
+				const double *x = ycsb[k][m][d];
+				struct stats_moments mo;
+
+				moments_by_runs(x, &mo);
+				cr_assert_eq(mo.n, 10);
+				cr_expect_float_eq(mo.mean, stats_mean(x, 10), 1e-12 * stats_mean(x, 10));
+				cr_expect_float_eq(stats_moments_stddev(&mo), stats_stddev(x, 10),
+						   1e-9 * stats_stddev(x, 10));
+				cr_expect_float_eq(stats_moments_cv(&mo), stats_cv(x, 10), 1e-9);
+				cr_expect_eq(mo.min, stats_min(x, 10));
+				cr_expect_eq(mo.max, stats_max(x, 10));
+				cr_expect_float_eq(stats_moments_hmean(&mo), stats_hmean(x, 10),
+						   1e-9 * stats_hmean(x, 10));
+			}
+}
+
+Test(stats, moments_welch_is_r)
+{
+	for (size_t i = 0; i < sizeof(r_cases) / sizeof(r_cases[0]); i++) {
+		const struct r_case *c = &r_cases[i];
+		struct stats_moments b, t;
+		struct stats_welch w, v;
+
+		moments_by_runs(ycsb[c->bk][c->bm][c->dist], &b);
+		moments_by_runs(ycsb[c->tk][c->tm][c->dist], &t);
+		cr_assert_eq(stats_welch_moments(&b, &t, 0.95, &w), 0, "%s", c->name);
+		cr_assert_eq(stats_welch(ycsb[c->bk][c->bm][c->dist], 10, ycsb[c->tk][c->tm][c->dist],
+					 10, 0.95, &v),
+			     0);
+		expect_printed(-w.t, c->t, sig_unit(c->t, 5), c->name);
+		expect_printed(w.df, c->df, sig_unit(c->df, 5), c->name);
+		if (c->p >= 0)
+			expect_printed(w.p, c->p, sig_unit(c->p, 4), c->name);
+		expect_printed(-w.ci_hi, c->ci_lo, c->ci_unit, c->name);
+		expect_printed(-w.ci_lo, c->ci_hi, c->ci_unit, c->name);
+		cr_expect_float_eq(w.ci_lo, v.ci_lo, 1e-9 * fabs(v.ci_lo), "%s", c->name);
+		cr_expect_float_eq(w.p, v.p, 1e-9 * v.p + 1e-300, "%s", c->name);
+	}
+}
+
+Test(stats, moments_edges)
+{
+	const double neg[] = {2.0, -1.0, 4.0}, one[] = {7.5};
+	struct stats_moments a, b, empty;
+
+	stats_moments_of(NULL, 0, &empty);
+	cr_assert_eq(empty.n, 0);
+	stats_moments_of(neg, 3, &a);
+	cr_expect(isnan(a.rsum), "a value <= 0: no harmonic mean");
+	cr_expect(isnan(stats_moments_hmean(&a)));
+	stats_moments_of(one, 1, &b);
+	cr_expect(isnan(stats_moments_stddev(&b)), "one value: no stddev");
+	cr_expect_eq(b.m2, 0.0);
+	stats_moments_merge(&b, &empty); /* adding nothing changes nothing */
+	cr_expect_eq(b.n, 1);
+	cr_expect_eq(b.mean, 7.5);
+	stats_moments_merge(&empty, &b); /* into nothing: a copy */
+	cr_expect_eq(empty.n, 1);
+	cr_expect_eq(empty.mean, 7.5);
+	stats_moments_merge(&a, &b); /* 2, -1, 4, 7.5: mean 3.125, variance 38.1875 / 3 */
+	cr_expect_float_eq(a.mean, 3.125, 1e-15);
+	cr_expect_float_eq(stats_moments_stddev(&a), sqrt(38.1875 / 3.0), 1e-12);
+	cr_expect_eq(a.min, -1.0);
+	cr_expect_eq(a.max, 7.5);
+	cr_expect(isnan(a.rsum));
+	cr_expect_eq(stats_welch_moments(&a, &b, 0.95, &(struct stats_welch){0}), -1,
+		     "one value on a side: no test");
+}

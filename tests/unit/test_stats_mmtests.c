@@ -316,3 +316,41 @@ Test(mmtests, bad_input)
 	t.nkernels = 0;
 	cr_expect_eq(mmtests_render(&t, &out, NULL), -1);
 }
+
+/*
+ * The seed's 18-thread table with the target kernel's 12 runs archived
+ * (four runs of three values, kept as moments): every row the seed prints,
+ * the star included, but the B?mean rows, which need the values: NaN.
+ */
+Test(mmtests, seed000_archived_target)
+{
+	const char *kernels[2] = {"5.9-rc2", "5.9-rc2-lru-v18"};
+	const char *operands[1] = {"18"};
+	const double *samples[2] = {tps18_base, NULL};
+	const size_t nsamples[2] = {12, 0};
+	struct stats_moments arch, run;
+	const struct stats_moments *archived[2] = {NULL, &arch};
+	struct mmtests_table t = {NULL, MMTESTS_HIGHER, 2, kernels, 1, operands,
+				  samples, nsamples, archived};
+	char *out = NULL;
+	const char *want =
+		"                            5.9-rc2                5.9-rc2\n"
+		"                                                   lru-v18\n"
+		"Min       18     2183.82 (   0.00%)     1191.43 ( -45.44%)\n"
+		"Hmean     18     2529.10 (   0.00%)     2009.99 * -20.53%*\n"
+		"Stddev    18      248.42 (   0.00%)      574.66 (-131.32%)\n"
+		"CoeffVar  18        9.74 (   0.00%)       26.22 (-169.23%)\n"
+		"Max       18     3032.30 (   0.00%)     2810.85 (  -7.30%)\n"
+		"BHmean-50 18     2729.70 (   0.00%)         NaN (    NaN%)\n"
+		"BHmean-95 18     2565.99 (   0.00%)         NaN (    NaN%)\n"
+		"BHmean-99 18     2565.99 (   0.00%)         NaN (    NaN%)\n";
+
+	memset(&arch, 0, sizeof(arch));
+	for (int i = 0; i < 12; i += 3) {
+		stats_moments_of(tps18_lru + i, 3, &run);
+		stats_moments_merge(&arch, &run);
+	}
+	cr_assert_eq(mmtests_render(&t, &out, NULL), 0);
+	cr_expect_str_eq(out, want);
+	free(out);
+}

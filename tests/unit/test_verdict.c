@@ -543,3 +543,60 @@ Test(verdict, config_parse)
 		cr_expect_float_eq(c.floor_perf_pct, 1.0, 0);
 	}
 }
+
+/*
+ * Archived runs (values gone, moments kept): the history noise of commits
+ * summarised equals the one of their values; a pair whose base is archived
+ * is decided by Welch's test on the moments (no history test: it cleans the
+ * values themselves), with the p-value of the values.
+ */
+Test(verdict, archived_runs)
+{
+	double v[12][3];
+	const double *p[12], *q[12];
+	size_t n[12], m[12];
+	struct stats_moments arch[12];
+	struct noise_hist h, ha;
+	const double b[] = {100.0, 101.0, 99.0}, t[] = {105.0, 106.0, 104.0}, bruns[] = {100.0};
+	struct stats_moments bm;
+	struct verdict_in in;
+	struct verdict_out out;
+
+	for (int i = 0; i < 12; i++) {
+		make_commit(v[i], i < 6 ? 100.0 : 200.0, i < 6 ? 1.0 : 2.0);
+		p[i] = q[i] = v[i];
+		n[i] = m[i] = 3;
+		memset(&arch[i], 0, sizeof(arch[i]));
+		if (i % 2) { /* every other commit archived: one run of 2, one of 1 */
+			struct stats_moments one;
+			stats_moments_of(v[i], 2, &arch[i]);
+			stats_moments_of(v[i] + 2, 1, &one);
+			stats_moments_merge(&arch[i], &one);
+			q[i] = NULL;
+			m[i] = 0;
+		}
+	}
+	v[3][2] = 130.0; /* a broken run in an archived commit: left out too */
+	stats_moments_of(v[3], 3, &arch[3]);
+	cr_assert_eq(verdict_noise_from_history(p, n, 12, &h), 0);
+	cr_assert_eq(verdict_noise_from_history_ex(q, m, arch, 12, &ha), 0);
+	cr_expect_eq(ha.ncommits, h.ncommits);
+	cr_expect_float_eq(ha.df, h.df, 1e-12);
+	cr_expect_float_eq(ha.sigma_rel, h.sigma_rel, 1e-12);
+
+	/* the welch_decides_with_three_each pair, its base archived as one run */
+	stats_moments_of(b, 3, &bm);
+	in = in_of("vm-scalability.throughput", DIR_HIGHER, NULL, 0, t, 3);
+	in.base_arch = &bm;
+	in.base_runs = bruns;
+	in.nbr = 1;
+	in.hist = &h;
+	cr_assert_eq(verdict_decide(&in, &out), 0);
+	cr_expect_str_eq(out.test, "welch");
+	cr_expect_float_eq(out.p, 0.00360223260910400, 1e-12);
+	cr_expect_float_eq(out.change_pct, 5.0, 1e-12);
+	cr_expect_eq(out.verdict, VERDICT_IMPROVEMENT);
+	/* nothing on either side: no decision */
+	in = in_of("vm-scalability.throughput", DIR_HIGHER, NULL, 0, t, 3);
+	cr_expect_eq(verdict_decide(&in, &out), -1);
+}
