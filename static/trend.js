@@ -171,7 +171,8 @@ function drawChart(box, t, order, unit) {
               if (ds.kind === 'mean') {
                 const p = ds.points[i.dataIndex];
                 return [`${ds.label}: ${fmtNum(p.mean)}${unit ? ` ${unit}` : ''} ± ${fmtNum(p.stddev)}`,
-                  `n=${p.n}, min ${fmtNum(p.min)}, max ${fmtNum(p.max)}`, `date ${fmtDate(p.date)}`, 'click: compare with parent'];
+                  `n=${p.n}, min ${fmtNum(p.min)}, max ${fmtNum(p.max)}`, `date ${fmtDate(p.date)}`,
+                  ...(p.archived_runs ? [`${p.archived_runs} run(s) archived: summaries, no samples`] : []), 'click: compare with parent'];
               }
               if (ds.kind === 'decision') {
                 const d = ds.decisions[i.dataIndex];
@@ -207,7 +208,7 @@ function pointsTable(t, unit) {
     multi ? { key: 'variant', label: 'variant', value: (r) => pairs(r.s.variant), cell: (r) => pairs(r.s.variant) || '–' } : null,
     { key: 'commit', label: 'kernel', cell: (r) => el('span', { class: 'mono' }, kernelName(r.p.commit, r.p.release)) },
     { key: 'subject', label: 'subject', cell: (r) => r.p.subject || r.p.release || '' },
-    { key: 'n', label: 'n', num: true, cell: (r) => String(r.p.n) },
+    { key: 'n', label: 'n', num: true, cell: (r) => (r.p.archived_runs ? el('span', { title: `${r.p.archived_runs} run(s) of an archived month: from their summaries` }, `${r.p.n}*`) : String(r.p.n)) },
     { key: 'mean', label: 'mean', num: true, cell: (r) => el('span', {}, fmtNum(r.p.mean), unit ? el('span', { class: 'unit' }, unit) : null) },
     { key: 'sd', label: '±%', num: true, cell: (r) => (r.p.mean ? `${(100 * r.p.stddev / Math.abs(r.p.mean)).toFixed(2)}%` : '–') },
     { key: 'chg', label: 'vs previous', num: true, cell: (r) => (r.prev && r.prev.mean ? fmtPct(100 * (r.p.mean - r.prev.mean) / Math.abs(r.prev.mean)) : '–') },
