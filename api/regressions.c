@@ -198,16 +198,33 @@ void api_regressions_list(struct request *rq, struct reply *rp)
 	buf_release(&vlist);
 }
 
+/*
+ * A side's samples (the values of its runs, in order), or null when some of
+ * its runs are archived (`kperfd archive`: their values gone); and the
+ * summaries of those archived runs (run, n, mean, stddev, min, max).
+ */
+#define SIDE_WHERE(commit)                                                                     \
+	" WHERE r.commit_id = " commit " AND r.machine_id = d.machine_id"                      \
+	" AND r.test_id = d.test_id AND r.variant_id = d.variant_id AND r.valid"
+#define SIDE_SAMPLES(commit)                                                                   \
+	"CASE WHEN EXISTS (SELECT 1 FROM run r JOIN sample_summary ss ON ss.run_id = r.id"      \
+	"  AND ss.metric_id = d.metric_id" SIDE_WHERE(commit) ") THEN NULL"                    \
+	" ELSE (SELECT coalesce(jsonb_agg(s.value ORDER BY r.id, s.iteration), '[]')"           \
+	"  FROM run r JOIN sample s ON s.run_id = r.id AND s.at = r.received_at"                \
+	"  AND s.metric_id = d.metric_id" SIDE_WHERE(commit) ") END"
+#define SIDE_ARCHIVED(commit)                                                                  \
+	"(SELECT coalesce(jsonb_agg(jsonb_build_object('run_id', r.run_id, 'n', ss.n,"          \
+	"   'mean', ss.mean, 'stddev', CASE WHEN ss.n > 1 THEN sqrt(ss.m2 / (ss.n - 1)) END,"  \
+	"   'min', ss.min, 'max', ss.max) ORDER BY r.id), '[]')"                               \
+	" FROM run r JOIN sample_summary ss ON ss.run_id = r.id AND ss.metric_id = d.metric_id" \
+	SIDE_WHERE(commit) ")"
+
 static const char SQL_ONE[] =
 	"SELECT (" DECISION_JSON " || jsonb_build_object("
-	" 'base_samples', (SELECT coalesce(jsonb_agg(s.value ORDER BY r.id, s.iteration), '[]')"
-	"   FROM run r JOIN sample s ON s.run_id = r.id AND s.at = r.received_at AND s.metric_id = d.metric_id"
-	"   WHERE r.commit_id = d.base_commit_id AND r.machine_id = d.machine_id"
-	"   AND r.test_id = d.test_id AND r.variant_id = d.variant_id AND r.valid),"
-	" 'target_samples', (SELECT coalesce(jsonb_agg(s.value ORDER BY r.id, s.iteration), '[]')"
-	"   FROM run r JOIN sample s ON s.run_id = r.id AND s.at = r.received_at AND s.metric_id = d.metric_id"
-	"   WHERE r.commit_id = d.commit_id AND r.machine_id = d.machine_id"
-	"   AND r.test_id = d.test_id AND r.variant_id = d.variant_id AND r.valid),"
+	" 'base_samples', " SIDE_SAMPLES("d.base_commit_id") ","
+	" 'target_samples', " SIDE_SAMPLES("d.commit_id") ","
+	" 'base_archived', " SIDE_ARCHIVED("d.base_commit_id") ","
+	" 'target_archived', " SIDE_ARCHIVED("d.commit_id") ","
 	" 'base_runs', (SELECT coalesce(jsonb_agg(r.run_id ORDER BY r.id), '[]') FROM run r"
 	"   WHERE r.commit_id = d.base_commit_id AND r.machine_id = d.machine_id"
 	"   AND r.test_id = d.test_id AND r.variant_id = d.variant_id AND r.valid),"

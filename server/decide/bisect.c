@@ -38,6 +38,18 @@ static const char SQL_SAMPLES[] =
 	" AND s.metric_id = $4::bigint AND r.valid AND r.commit_id = ANY ($5::bigint[])"
 	" ORDER BY r.commit_id, r.id, s.iteration";
 
+/* The summaries of the chain's archived runs of the metric (migration 015),
+ * read after the samples: a run met in both (a read straddling an archive)
+ * keeps its samples. */
+static const char SQL_SUMMARIES[] =
+	"SELECT r.commit_id, r.id, ss.n, ss.mean, ss.m2, ss.min, ss.max, coalesce(ss.rsum, 'NaN')"
+	" FROM run r JOIN key_group g ON g.machine_id = r.machine_id"
+	"  AND g.test_id = r.test_id AND g.variant_id = r.variant_id"
+	" JOIN sample_summary ss ON ss.run_id = r.id AND ss.key_group_id = g.id"
+	" WHERE r.machine_id = $1::bigint AND r.test_id = $2::bigint AND r.variant_id = $3::bigint"
+	" AND ss.metric_id = $4::bigint AND r.valid AND r.commit_id = ANY ($5::bigint[])"
+	" ORDER BY r.commit_id, r.id";
+
 static const char SQL_STEPS[] =
 	"SELECT commit_id, class, runs FROM bisection_step WHERE bisection_id = $1::bigint";
 
@@ -70,8 +82,11 @@ static const char SQL_END[] =
 /* The samples of one commit of the chain. */
 struct side {
 	long commit;
-	double *v, *runs; /* every value; one mean per run */
+	double *v, *runs; /* every value; one mean per run (archived ones too) */
 	size_t n, nruns;
+	struct stats_moments arch; /* its archived runs, their values gone */
+	long *raw;                 /* the runs of v, by id */
+	size_t nraw;
 };
 
 struct state {
@@ -87,6 +102,7 @@ static void state_release(struct state *s)
 	for (size_t i = 0; i < s->nchain && s->sides; i++) {
 		free(s->sides[i].v);
 		free(s->sides[i].runs);
+		free(s->sides[i].raw);
 	}
 	free(s->sides);
 	free(s->chain);
@@ -121,6 +137,33 @@ static struct side *side_of(struct state *s, long commit)
 	return NULL;
 }
 
+/* Side sd's archived runs of the metric, from rows of SQL_SUMMARIES. */
+static void load_summaries(struct state *s, const PGresult *r)
+{
+	for (int i = 0; i < PQntuples(r); i++) {
+		struct side *sd = side_of(s, strtol(PQgetvalue(r, i, 0), NULL, 10));
+		long run = strtol(PQgetvalue(r, i, 1), NULL, 10);
+		struct stats_moments m;
+		int seen = 0;
+
+		if (!sd)
+			continue;
+		for (size_t k = 0; k < sd->nraw && !seen; k++)
+			seen = sd->raw[k] == run;
+		m.n = strtoul(PQgetvalue(r, i, 2), NULL, 10);
+		m.mean = strtod(PQgetvalue(r, i, 3), NULL);
+		m.m2 = strtod(PQgetvalue(r, i, 4), NULL);
+		m.min = strtod(PQgetvalue(r, i, 5), NULL);
+		m.max = strtod(PQgetvalue(r, i, 6), NULL);
+		m.rsum = strtod(PQgetvalue(r, i, 7), NULL);
+		if (seen || !m.n)
+			continue;
+		stats_moments_merge(&sd->arch, &m);
+		sd->runs = xrealloc(sd->runs, (sd->nruns + 1) * sizeof(double));
+		sd->runs[sd->nruns++] = m.mean;
+	}
+}
+
 static int load_samples(PGconn *c, struct state *s, const char *chain_text)
 {
 	const char *p[5] = {s->machine, s->test, s->variant, s->metric_id, chain_text};
@@ -153,9 +196,19 @@ static int load_samples(PGconn *c, struct state *s, const char *chain_text)
 				sum += v;
 			}
 			sd->runs[sd->nruns++] = sum / (double)k;
+			sd->raw = xrealloc(sd->raw, (sd->nraw + 1) * sizeof(*sd->raw));
+			sd->raw[sd->nraw++] = strtol(run, NULL, 10);
 		}
 		i = j;
 	}
+	PQclear(r);
+	r = db_exec(c, SQL_SUMMARIES, 5, p);
+	if (!db_ok(r)) {
+		db_log_error("reading a bisection's summaries", c, r);
+		PQclear(r);
+		return -1;
+	}
+	load_summaries(s, r);
 	PQclear(r);
 	return 0;
 }
@@ -163,8 +216,10 @@ static int load_samples(PGconn *c, struct state *s, const char *chain_text)
 static enum verdict judge(const struct state *s, const struct side *base, const struct side *tgt,
 			  double *change_pct)
 {
+	/* archived runs (their summaries) are judged as a compare judges them */
 	struct verdict_in in = {s->metric, s->suite, s->dir, base->v, base->n, tgt->v, tgt->n,
-				base->runs, base->nruns, tgt->runs, tgt->nruns, NULL, NULL, NULL, NULL};
+				base->runs, base->nruns, tgt->runs, tgt->nruns, NULL, NULL,
+				&base->arch, &tgt->arch};
 	struct verdict_out out;
 
 	if (verdict_decide(&in, &out))
@@ -264,7 +319,8 @@ static int advance(PGconn *c, struct state *s, const char *chain_text)
 		}
 	}
 	PQclear(r);
-	if (!s->sides[0].n || !s->sides[s->nchain - 1].n) {
+	if (!(s->sides[0].n + s->sides[0].arch.n) ||
+	    !(s->sides[s->nchain - 1].n + s->sides[s->nchain - 1].arch.n)) {
 		free(unclear);
 		return end(c, s, "inconclusive", "an end of the range has no runs of the metric", 0, 0)
 			       ? -1

@@ -27,12 +27,12 @@ static void put_decision(struct buf *b, const struct rd_pair *p, long metric_id,
 		      "\"commit_id\":%ld,\"base_commit_id\":%ld,\"base_kind\":\"%s\",",
 		   p->g->machine, p->g->test, p->g->variant, metric_id, p->x, p->base, p->kind);
 	buf_printf(b, "\"direction\":\"%s\",\"base_n\":%zu,\"base_runs\":%zu,\"base_mean\":",
-		   direction_name(k->direction), k->cell[0].n, k->cell[0].nruns);
+		   direction_name(k->direction), cmp_cell_count(&k->cell[0]), k->cell[0].nruns);
 	jsonw_number(b, row->base.mean);
 	buf_puts(b, ",\"base_stddev_pct\":");
 	jsonw_number(b, row->base.stddev_pct);
-	buf_printf(b, ",\"target_n\":%zu,\"target_runs\":%zu,\"target_mean\":", k->cell[1].n,
-		   k->cell[1].nruns);
+	buf_printf(b, ",\"target_n\":%zu,\"target_runs\":%zu,\"target_mean\":",
+		   cmp_cell_count(&k->cell[1]), k->cell[1].nruns);
 	jsonw_number(b, row->tgt.mean);
 	buf_puts(b, ",\"target_stddev_pct\":");
 	jsonw_number(b, row->tgt.stddev_pct);
@@ -101,19 +101,26 @@ static size_t history_commits(const struct rl_group *g, size_t bi, size_t xi, lo
 }
 
 /* The noise of metric m over the history commits (slot), as
- * verdict_noise_from_history pools it; 1 when known. */
+ * verdict_noise_from_history_ex pools it (archived runs by their
+ * summaries); 1 when known. */
 static int metric_noise(const struct rl_group *g, const struct rl_metric *m, const long *slot,
 			size_t nhist, struct noise_hist *out)
 {
 	size_t *count = xcalloc(nhist + 1, sizeof(*count)), *at = xcalloc(nhist + 1, sizeof(*at));
 	const double **samples = xcalloc(nhist + 1, sizeof(*samples));
 	size_t *n = xcalloc(nhist + 1, sizeof(*n)), total = 0, ncommits = 0;
+	struct stats_moments *arch = xcalloc(nhist + 1, sizeof(*arch));
+	struct stats_moments *carch = xcalloc(nhist + 1, sizeof(*carch));
 	double *vals;
 	int known;
 
 	for (size_t s = 0; s < m->nsegs; s++) {
 		long k = slot[g->runs[m->segs[s].run].commit_idx];
-		if (k >= 0)
+		if (k < 0)
+			continue;
+		if (m->segs[s].arch)
+			stats_moments_merge(&arch[k], m->segs[s].arch);
+		else
 			count[k] += m->segs[s].n;
 	}
 	for (size_t k = 0; k < nhist; k++) {
@@ -124,18 +131,21 @@ static int metric_noise(const struct rl_group *g, const struct rl_metric *m, con
 	for (size_t s = 0; s < m->nsegs; s++) {
 		const struct rl_seg *sg = &m->segs[s];
 		long k = slot[g->runs[sg->run].commit_idx];
-		if (k < 0)
+		if (k < 0 || sg->arch)
 			continue;
 		memcpy(vals + at[k], g->vals + sg->off, sg->n * sizeof(*vals));
 		at[k] += sg->n;
 	}
 	for (size_t k = 0, off = 0; k < nhist; off += count[k], k++) {
-		if (!count[k]) /* no samples of this metric: not in its history */
+		if (!count[k] && !arch[k].n) /* no samples of this metric: not in its history */
 			continue;
 		samples[ncommits] = vals + off;
+		carch[ncommits] = arch[k];
 		n[ncommits++] = count[k];
 	}
-	known = verdict_noise_from_history(samples, n, ncommits, out) == 0;
+	known = verdict_noise_from_history_ex(samples, n, carch, ncommits, out) == 0;
+	free(arch);
+	free(carch);
 	free(vals);
 	free(samples);
 	free(n);
@@ -187,8 +197,11 @@ int rd_decide(struct rd_pair *p, const struct verdict_config *cfg, struct buf *r
 				if (run->commit_idx != want)
 					continue;
 				k = key_of(&set, prefix, m, run);
-				cmp_cell_add_run(&k->cell[side], g->vals + m->segs[s].off,
-						 m->segs[s].n);
+				if (m->segs[s].arch) /* an archived run: its summary */
+					cmp_cell_add_summary(&k->cell[side], m->segs[s].arch);
+				else
+					cmp_cell_add_run(&k->cell[side], g->vals + m->segs[s].off,
+							 m->segs[s].n);
 			}
 		}
 		if (k)
@@ -217,13 +230,22 @@ int rd_decide(struct rd_pair *p, const struct verdict_config *cfg, struct buf *r
 
 		have[i] = f && metric_noise(g, f->m, slot, nhist, &hist[i]);
 		in.hist = have[i] ? &hist[i] : NULL;
+		/* archived runs of a side: Welch on the moments, no history test */
+		in.base_arch = &k->cell[0].arch;
+		in.target_arch = &k->cell[1].arch;
 		pv[i] = NAN;
 		keep[i] = 1;
-		if (f && k->cell[1].n) {
+		if (f && cmp_cell_count(&k->cell[1])) {
+			struct stats_moments tm;
 			p->tm_ids[p->ntm] = f->m->id;
-			p->tm_means[p->ntm++] = stats_mean(k->cell[1].samples, k->cell[1].n);
+			if (k->cell[1].arch.n) {
+				cmp_cell_moments(&k->cell[1], &tm);
+				p->tm_means[p->ntm++] = tm.mean;
+			} else {
+				p->tm_means[p->ntm++] = stats_mean(k->cell[1].samples, k->cell[1].n);
+			}
 		}
-		if (!k->cell[0].n || !k->cell[1].n)
+		if (!cmp_cell_count(&k->cell[0]) || !cmp_cell_count(&k->cell[1]))
 			continue;
 		if (verdict_decide(&in, &outs[i]) == 0 && outs[i].passes_floor)
 			pv[i] = outs[i].p;
@@ -257,7 +279,8 @@ int rd_decide(struct rd_pair *p, const struct verdict_config *cfg, struct buf *r
 }
 
 /* Change points of every metric of the group, as trend.c's history gives
- * them (commits in commit order, each run's values pooled), into cps. */
+ * them (commits in commit order, each run's values pooled, archived runs by
+ * their summaries), into cps. */
 void rd_change_points(const struct rl_group *g, struct buf *cps)
 {
 	size_t nc = g->ncommits;
@@ -274,14 +297,21 @@ void rd_change_points(const struct rl_group *g, struct buf *cps)
 		const struct rl_metric *m = &g->metrics[i];
 		const double **samples = xcalloc(nc + 1, sizeof(*samples));
 		size_t *n = xcalloc(nc + 1, sizeof(*n)), *idx = xcalloc(nc + 1, sizeof(*idx));
+		struct stats_moments *arch = xcalloc(nc + 1, sizeof(*arch)); /* by rank */
+		struct stats_moments *parch = xcalloc(nc + 1, sizeof(*parch)); /* by point */
 		size_t npoints = 0, total = 0;
 		struct cp_point *pts = NULL;
 		size_t npts = 0;
 		double *vals;
 
 		memset(count, 0, nc * sizeof(*count));
-		for (size_t s = 0; s < m->nsegs; s++)
-			count[g->commits[g->runs[m->segs[s].run].commit_idx].rank] += m->segs[s].n;
+		for (size_t s = 0; s < m->nsegs; s++) {
+			size_t r = g->commits[g->runs[m->segs[s].run].commit_idx].rank;
+			if (m->segs[s].arch)
+				stats_moments_merge(&arch[r], m->segs[s].arch);
+			else
+				count[r] += m->segs[s].n;
+		}
 		for (size_t r = 0; r < nc; r++) {
 			at[r] = total;
 			total += count[r];
@@ -290,18 +320,21 @@ void rd_change_points(const struct rl_group *g, struct buf *cps)
 		for (size_t s = 0; s < m->nsegs; s++) {
 			const struct rl_seg *sg = &m->segs[s];
 			size_t r = g->commits[g->runs[sg->run].commit_idx].rank;
+			if (sg->arch)
+				continue;
 			memcpy(vals + at[r], g->vals + sg->off, sg->n * sizeof(*vals));
 			at[r] += sg->n;
 		}
 		for (size_t r = 0, off = 0; r < nc; off += count[r], r++) {
-			if (!count[r])
+			if (!count[r] && !arch[r].n)
 				continue;
 			samples[npoints] = vals + off;
 			n[npoints] = count[r];
+			parch[npoints] = arch[r];
 			idx[npoints++] = rank_of[r];
 		}
 		if (npoints >= REGRESS_CP_COMMITS &&
-		    changepoint_detect(samples, n, npoints, NULL, &pts, &npts) == 0) {
+		    changepoint_detect_ex(samples, n, parch, npoints, NULL, &pts, &npts) == 0) {
 			for (size_t j = 0; j < npts; j++) {
 				size_t k = pts[j].index, prev = pts[j].prev;
 				if (k == 0 || k >= npoints || prev >= k)
@@ -323,6 +356,8 @@ void rd_change_points(const struct rl_group *g, struct buf *cps)
 			}
 		}
 		free(pts);
+		free(arch);
+		free(parch);
 		free(vals);
 		free(samples);
 		free(n);

@@ -2,8 +2,9 @@
  * regress_load.c - a batch's key groups read for the decision worker: the
  * runs of all groups in one statement, their commits from the commit cache
  * (commit_cache.c) and ordered as trend.c orders them (commit_order.c), the
- * samples of all groups in one statement from the key-group index, metric
- * names from a process-wide table. One read serves a group's decisions,
+ * samples of all groups in one statement from the key-group index (and the
+ * summaries of their archived runs, which stand in for their samples),
+ * metric names from a process-wide table. One read serves a group's decisions,
  * their history noise and its change points: the worker used to read the
  * history twice and the two sides again for every queued commit.
  */
@@ -42,6 +43,18 @@ static const char SQL_SAMPLES_ONE[] =
 	"SELECT s.key_group_id::bigint, s.metric_id, s.run_id, s.value FROM sample s"
 	" WHERE s.key_group_id = ($1::int[])[1]"
 	" ORDER BY s.metric_id, s.run_id, s.iteration";
+
+/*
+ * The summaries of the groups' archived runs (migration 015: a month's
+ * samples summarised per run and metric, then detached), in (group, metric,
+ * run) order. Read after the samples, in the same pipeline: a read
+ * straddling an archive's commit meets a run's samples and its summary, and
+ * keeps the samples.
+ */
+static const char SQL_SUMMARIES[] =
+	"SELECT s.key_group_id::bigint, s.metric_id, s.run_id, s.n::bigint, s.mean, s.m2,"
+	" s.min, s.max, coalesce(s.rsum, 'NaN') FROM sample_summary s"
+	" WHERE s.key_group_id = ANY($1::int[]) ORDER BY 1, 2, 3";
 
 /* Only the runs of decided commits and their bases: a run's "directions"
  * win over its metric's, and reading them decompresses its document. */
@@ -401,7 +414,7 @@ static void group_samples(struct rl_group *g, const PGresult *r, int from, int t
 					segs[nm - 1]++;
 				else
 					m->segs[m->nsegs++] =
-						(struct rl_seg){(size_t)(run - g->runs), nvals, 0};
+						(struct rl_seg){(size_t)(run - g->runs), nvals, 0, NULL};
 				last_r = rid;
 			}
 			if (pass == 1) {
@@ -417,6 +430,89 @@ static void group_samples(struct rl_group *g, const PGresult *r, int from, int t
 		}
 	}
 	free(segs);
+}
+
+static int seg_cmp(const void *a, const void *b)
+{
+	size_t x = ((const struct rl_seg *)a)->run, y = ((const struct rl_seg *)b)->run;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Join the summaries [from, to) of rows of SQL_SUMMARIES (one group's, by
+ * metric and run) to its metrics as segments of no values: metrics only
+ * archived runs have are added, and a summary of a run whose samples were
+ * read too (a read straddling an archive) is left out. Metrics stay by id,
+ * their segments by run.
+ */
+static void group_summaries(struct rl_group *g, const PGresult *r, int from, int to)
+{
+	size_t nm = 0, ni = 0, j = 0;
+	struct rl_metric *ms = xcalloc(g->nmetrics + (size_t)(to - from) + 1, sizeof(*ms));
+
+	g->summaries = xcalloc((size_t)(to - from) + 1, sizeof(*g->summaries));
+	for (int i = from; i <= to;) {
+		long mid = i < to ? (long)db_int8(r, i, 1) : 0;
+		int e = i;
+		struct rl_metric *m;
+		size_t have;
+
+		/* the metrics of samples alone, before this one */
+		while (j < g->nmetrics && (i == to || g->metrics[j].id < mid))
+			ms[nm++] = g->metrics[j++];
+		if (i == to)
+			break;
+		while (e < to && db_int8(r, e, 1) == mid)
+			e++;
+		if (j < g->nmetrics && g->metrics[j].id == mid) {
+			ms[nm] = g->metrics[j++];
+		} else {
+			memset(&ms[nm], 0, sizeof(ms[nm]));
+			ms[nm].id = mid;
+		}
+		m = &ms[nm++];
+		have = m->nsegs;
+		m->segs = xrealloc(m->segs, (have + (size_t)(e - i) + 1) * sizeof(*m->segs));
+		for (int k = i; k < e; k++) {
+			const struct rl_run *run = run_find(g, (long)db_int8(r, k, 2));
+			struct stats_moments *a = &g->summaries[ni];
+			size_t ri, lo = 0, hi = have;
+
+			if (!run) /* invalid, or committed after the runs were read */
+				continue;
+			ri = (size_t)(run - g->runs);
+			while (lo < hi) { /* its samples read too? (segments by run) */
+				size_t mi = lo + (hi - lo) / 2;
+				if (m->segs[mi].run < ri)
+					lo = mi + 1;
+				else
+					hi = mi;
+			}
+			if (lo < have && m->segs[lo].run == ri)
+				continue;
+			a->n = (size_t)db_int8(r, k, 3);
+			a->mean = db_float8(r, k, 4);
+			a->m2 = db_float8(r, k, 5);
+			a->min = db_float8(r, k, 6);
+			a->max = db_float8(r, k, 7);
+			a->rsum = db_float8(r, k, 8);
+			if (!a->n)
+				continue;
+			ni++;
+			m->segs[m->nsegs++] = (struct rl_seg){ri, 0, 0, a};
+		}
+		if (m->nsegs > have)
+			qsort(m->segs, m->nsegs, sizeof(*m->segs), seg_cmp);
+		if (!m->nsegs) { /* none of its runs is the group's */
+			free(m->segs);
+			nm--;
+		}
+		i = e;
+	}
+	g->nsummaries = ni;
+	free(g->metrics);
+	g->metrics = ms;
+	g->nmetrics = nm;
 }
 
 /* The "directions" of the runs marked want_dirs, from rows (id, text). */
@@ -439,8 +535,8 @@ int rl_samples(PGconn *c, struct rl_group *groups, size_t n, PGresult **failed)
 {
 	struct buf kg = BUF_INIT, runs = BUF_INIT;
 	const char *p1[1], *p2[1];
-	struct db_stmt st[4];
-	PGresult *r[4] = {0};
+	struct db_stmt st[5];
+	PGresult *r[5] = {0};
 	int rc = 0, ns;
 
 	size_t nwant = 0;
@@ -463,17 +559,18 @@ int rl_samples(PGconn *c, struct rl_group *groups, size_t n, PGresult **failed)
 	p2[0] = buf_str(&runs);
 	st[0] = db_prefer_index_stmt(1);
 	st[1] = (struct db_stmt){nwant == 1 ? SQL_SAMPLES_ONE : SQL_SAMPLES, 1, p1, 1, NULL, NULL};
-	st[2] = db_prefer_index_stmt(0);
-	st[3] = (struct db_stmt){SQL_DIRECTIONS, 1, p2, 0, NULL, NULL};
-	if (db_pipeline_send(c, 4, st)) {
+	st[2] = (struct db_stmt){SQL_SUMMARIES, 1, p1, 1, NULL, NULL};
+	st[3] = db_prefer_index_stmt(0);
+	st[4] = (struct db_stmt){SQL_DIRECTIONS, 1, p2, 0, NULL, NULL};
+	if (db_pipeline_send(c, 5, st)) {
 		*failed = PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
 		rc = -1;
 		goto out;
 	}
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		r[i] = db_pipeline_next(c);
 	db_pipeline_end(c);
-	for (int i = 0; i < 4 && !rc; i++)
+	for (int i = 0; i < 5 && !rc; i++)
 		if (!db_ok(r[i])) { /* the first to fail (the others were aborted) */
 			*failed = r[i];
 			r[i] = NULL;
@@ -493,10 +590,22 @@ int rl_samples(PGconn *c, struct rl_group *groups, size_t n, PGresult **failed)
 			group_samples(&groups[gi], r[1], i, j);
 		i = j;
 	}
-	group_directions(groups, n, r[3]);
+	ns = PQntuples(r[2]);
+	for (int i = 0, gi = 0; i < ns;) {
+		long id = (long)db_int8(r[2], i, 0);
+		int j = i;
+		while (j < ns && db_int8(r[2], j, 0) == id)
+			j++;
+		while ((size_t)gi < n && groups[gi].key_group < id)
+			gi++;
+		if ((size_t)gi < n && groups[gi].key_group == id && groups[gi].want_samples)
+			group_summaries(&groups[gi], r[2], i, j);
+		i = j;
+	}
+	group_directions(groups, n, r[4]);
 	rc = name_metrics(c, groups, n, failed);
 out:
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		PQclear(r[i]);
 	buf_release(&kg);
 	buf_release(&runs);
@@ -514,14 +623,16 @@ void rl_group_release(struct rl_group *g)
 	free(g->owned_names);
 	free(g->metrics);
 	free(g->vals);
+	free(g->summaries);
 	free(g->commits);
 	free(g->runs);
 	g->runs = NULL;
 	g->commits = NULL;
 	g->metrics = NULL;
 	g->vals = NULL;
+	g->summaries = NULL;
 	g->owned_names = NULL;
-	g->nruns = g->ncommits = g->nmetrics = g->nowned = 0;
+	g->nruns = g->ncommits = g->nmetrics = g->nowned = g->nsummaries = 0;
 }
 
 /*

@@ -16,6 +16,7 @@
 
 #include "commit_cache.h"
 #include "direction.h"
+#include "stats.h"
 
 struct rl_run {
 	long id, commit;
@@ -25,10 +26,12 @@ struct rl_run {
 	int want_dirs;     /* set by the caller: read its "directions" */
 };
 
-/* One run's values of one metric, in iteration order. */
+/* One run's values of one metric, in iteration order; or, for a run of an
+ * archived month (`kperfd archive`), its summary: n 0 and arch set. */
 struct rl_seg {
 	size_t run; /* index in the group's runs */
 	size_t off, n; /* the group's vals[off .. off + n) */
+	const struct stats_moments *arch; /* in the group's summaries, else NULL */
 };
 
 struct rl_metric {
@@ -58,6 +61,8 @@ struct rl_group {
 	struct rl_metric *metrics; /* by id, after rl_samples */
 	size_t nmetrics;
 	double *vals;
+	struct stats_moments *summaries; /* of archived runs, the segments' arch */
+	size_t nsummaries;
 	char **owned_names; /* names the process-wide table had no room for */
 	size_t nowned;
 	int want_samples; /* set by the caller: rl_samples reads this group's */
@@ -78,7 +83,8 @@ int rl_runs(PGconn *c, struct commit_gen *gen, struct rl_group *groups, size_t n
 
 /*
  * Read the samples of those of groups[0..n) marked want_samples (by the
- * key-group index), the names of their metrics, and the "directions" of
+ * key-group index) and the summaries of their archived runs (sample_summary:
+ * a segment each, n 0), the names of their metrics, and the "directions" of
  * their runs marked want_dirs. Returns 0, or -1 with *failed set.
  */
 int rl_samples(PGconn *c, struct rl_group *groups, size_t n, PGresult **failed);
