@@ -26,6 +26,14 @@ function numbers(d, unit) {
       el('tr', {}, el('td', {}, 'commit'), el('td', { class: 'mono' }, kernelName(d.commit, d.release)), side(d.target)))));
 }
 
+// A side whose runs are in an archived month has no samples, only each run's summary.
+function archivedNote(d) {
+  const sides = [['base', d.base_archived], ['commit', d.target_archived]].filter(([, a]) => a && a.length);
+  if (!sides.length) return null;
+  return el('p', { class: 'hint' }, sides.map(([name, runs]) => `${name}: ${runs.length} run(s) of an archived month, no dots (summaries: ${
+    runs.map((r) => `${fmtNum(r.mean)} ± ${fmtNum(r.stddev)}, n=${r.n}`).join('; ')})`).join('. '));
+}
+
 const baseName = (d) => ({ series_base: 'series base', ancestor: 'nearest tested ancestor' }[d.base_kind] || 'parent');
 
 const CONFIRMATION = {
@@ -141,7 +149,7 @@ async function render(d, message) {
       ' · ', link(`/compare${qs({ base: d.base_commit, target: d.commit, ...filters })}`, `compare with the ${baseName(d)}`),
       ' · ', link(`/trend${qs({ ...filters, metric: d.metric })}`, 'trend')),
     el('div', { class: 'grid' },
-      el('section', { class: 'card' }, el('h2', {}, 'Samples'), box.wrap,
+      el('section', { class: 'card' }, el('h2', {}, 'Samples'), box.wrap, archivedNote(d),
         el('p', { class: 'legend-note' }, 'each dot one sample (iterations of every run, pooled); black bars: means')),
       el('section', { class: 'card' }, el('h2', {}, 'Numbers'), numbers(d, unit), kv([
         ['change', absolute ? `${fmtSigned(d.change_abs)} (absolute, percentage points)` : `${fmtPct(d.change_pct)} (${fmtSigned(d.change_abs)}${unit ? ` ${unit}` : ''})`],
