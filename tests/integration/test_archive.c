@@ -8,6 +8,7 @@
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -399,4 +400,86 @@ Test(archive, archive_then_restore)
 	free(month);
 	free(before_arg);
 	free(others);
+}
+
+/* ---- an archive while labs post and dashboards read ---- */
+
+struct traffic {
+	int posts, posted, reads, read_ok, stop;
+};
+
+static void *traffic_run(void *arg)
+{
+	struct traffic *t = arg;
+
+	for (int i = 0; i < t->posts || !__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE); i++) {
+		struct resp r;
+		if (i < t->posts) {
+			char body[512];
+			snprintf(body, sizeof(body),
+				 "{\"run_id\":\"live-%d\",\"machine\":{\"name\":\"arc-1\"},"
+				 "\"kernel\":{\"release\":\"6.1.0-arc10\"},\"test\":{\"suite\":"
+				 "\"will-it-scale\",\"params\":{\"nr_task\":\"4\"}},\"metrics\":"
+				 "{\"will-it-scale.ops\":[970.5,971.5,969.5]}}",
+				 i);
+			http_post_json(&K, "/api/v1/runs", TOKEN_COLLECTOR, body, &r);
+			t->posted += r.status == 201;
+			resp_release(&r);
+		}
+		http_get(&K, TREND, &r);
+		t->reads++;
+		t->read_ok += r.status == 200;
+		resp_release(&r);
+	}
+	return NULL;
+}
+
+Test(archive, while_labs_post_and_pages_read)
+{
+	struct traffic t = {.posts = 60};
+	char *before_arg, *v, *out = NULL, *err = NULL;
+	pthread_t th;
+
+	for (int k = 1; k <= NKERNELS; k++)
+		post_kernel(k);
+	sql("SELECT kperf_sample_partitions(now() - interval '5 months', now())");
+	sql("UPDATE sample SET at = at - interval '3 months' WHERE run_id IN"
+	    " (SELECT id FROM run WHERE run_id ~ '^arc-k0[1-6]-')");
+	sql("UPDATE run SET received_at = received_at - interval '3 months'"
+	    " WHERE run_id ~ '^arc-k0[1-6]-'");
+	before_arg = sql_text("SELECT to_char(now() - interval '2 months', 'YYYY-MM')");
+	cr_assert_eq(pthread_create(&th, NULL, traffic_run, &t), 0);
+	{
+		const char *args[] = {"archive", "--before", before_arg, NULL};
+		cr_assert_eq(cli(args, &out, &err), 0, "%s", err);
+		free(out);
+		free(err);
+	}
+	__atomic_store_n(&t.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	cr_assert_eq(t.posted, t.posts, "%d of %d posts acknowledged", t.posted, t.posts);
+	cr_assert_eq(t.read_ok, t.reads, "%d of %d reads answered", t.read_ok, t.reads);
+	/* every acknowledged run is there with its samples, archived ones summarised */
+	v = sql_text("SELECT count(*) FROM sample s JOIN run r ON r.id = s.run_id"
+		     " WHERE r.run_id LIKE 'live-%'");
+	cr_assert_eq(strtol(v, NULL, 10), 3 * t.posts);
+	free(v);
+	v = sql_text("SELECT count(*) FROM sample_summary s JOIN run r ON r.id = s.run_id"
+		     " WHERE r.run_id ~ '^arc-k0[1-6]-'");
+	cr_assert_eq(strtol(v, NULL, 10), NOLD * NRUNS * 2);
+	free(v);
+	/* the trend now has k10 with its 3 runs and the 60 posted meanwhile */
+	{
+		char *b = get_body(TREND);
+		json_t *j = json_loads(b, 0, NULL);
+		json_t *pts = json_object_get(json_array_get(json_object_get(j, "series"), 0), "points");
+		json_t *last = json_array_get(pts, json_array_size(pts) - 1);
+		cr_assert_eq(json_array_size(pts), NKERNELS);
+		cr_assert_eq(json_integer_value(json_object_get(last, "n")), NRUNS * NITER + 3 * t.posts);
+		cr_assert_eq(json_integer_value(json_object_get(json_array_get(pts, 0), "archived_runs")),
+			     NRUNS);
+		json_decref(j);
+		free(b);
+	}
+	free(before_arg);
 }
