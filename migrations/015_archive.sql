@@ -37,6 +37,14 @@ CREATE TABLE archive_month (
 	archived_at  timestamptz NOT NULL DEFAULT now()
 );
 
+-- Bumped by every archive and restore: a reader that reads samples and
+-- summaries in two statements (the decision worker) reads it before and
+-- after, and reads again when it moved (a month would be missed or met twice).
+CREATE TABLE archive_epoch (
+	n bigint NOT NULL
+);
+INSERT INTO archive_epoch VALUES (0);
+
 -- Summarise month m (its first day, UTC) and detach its partition into
 -- schema archive. Returns the number of summaries stored. The partition
 -- must exist and be attached; the caller's transaction holds it all.
@@ -63,6 +71,7 @@ BEGIN
 	EXECUTE format('ALTER TABLE public.%I SET SCHEMA archive', part);
 	INSERT INTO archive_month (month, place, runs, samples, summaries)
 		VALUES (m, 'schema', nruns, nsamples, nsum);
+	UPDATE archive_epoch SET n = n + 1;
 	RETURN nsum;
 END $$;
 
@@ -87,6 +96,7 @@ BEGIN
 	DELETE FROM sample_summary WHERE at >= lo AND at < hi;
 	GET DIAGNOSTICS nsum = ROW_COUNT;
 	DELETE FROM archive_month WHERE month = m;
+	UPDATE archive_epoch SET n = n + 1;
 	RETURN nsum;
 END $$;
 

@@ -164,11 +164,34 @@ static void load_summaries(struct state *s, const PGresult *r)
 	}
 }
 
+/* The archive epoch (migration 015) as text into out; 0, or -1 (logged). */
+static int archive_epoch(PGconn *c, char out[24])
+{
+	PGresult *r = db_exec(c, "SELECT n FROM archive_epoch", 0, NULL);
+
+	if (!db_ok(r) || PQntuples(r) != 1) {
+		db_log_error("reading the archive epoch", c, r);
+		PQclear(r);
+		return -1;
+	}
+	snprintf(out, 24, "%s", PQgetvalue(r, 0, 0));
+	PQclear(r);
+	return 0;
+}
+
+/* The samples, then the summaries; -1 also when an archive or restore
+ * committed between them (a month missed or met twice): the pass is rolled
+ * back and made again. */
 static int load_samples(PGconn *c, struct state *s, const char *chain_text)
 {
 	const char *p[5] = {s->machine, s->test, s->variant, s->metric_id, chain_text};
-	PGresult *r = db_exec(c, SQL_SAMPLES, 5, p);
+	char e0[24], e1[24];
+	PGresult *r;
 	int n;
+
+	if (archive_epoch(c, e0))
+		return -1;
+	r = db_exec(c, SQL_SAMPLES, 5, p);
 
 	if (!db_ok(r)) {
 		db_log_error("reading a bisection's samples", c, r);
@@ -210,6 +233,13 @@ static int load_samples(PGconn *c, struct state *s, const char *chain_text)
 	}
 	load_summaries(s, r);
 	PQclear(r);
+	if (archive_epoch(c, e1))
+		return -1;
+	if (strcmp(e0, e1)) {
+		log_info("bisection %s: a month was archived or restored while it was read;"
+			 " read again at the next pass", s->id);
+		return -1;
+	}
 	return 0;
 }
 

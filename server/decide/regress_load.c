@@ -56,6 +56,9 @@ static const char SQL_SUMMARIES[] =
 	" s.min, s.max, coalesce(s.rsum, 'NaN') FROM sample_summary s"
 	" WHERE s.key_group_id = ANY($1::int[]) ORDER BY 1, 2, 3";
 
+/* Moved by every archive and restore (migration 015). */
+static const char SQL_ARCHIVE_EPOCH[] = "SELECT n FROM archive_epoch";
+
 /* Only the runs of decided commits and their bases: a run's "directions"
  * win over its metric's, and reading them decompresses its document. */
 static const char SQL_DIRECTIONS[] =
@@ -535,8 +538,8 @@ int rl_samples(PGconn *c, struct rl_group *groups, size_t n, PGresult **failed)
 {
 	struct buf kg = BUF_INIT, runs = BUF_INIT;
 	const char *p1[1], *p2[1];
-	struct db_stmt st[5];
-	PGresult *r[5] = {0};
+	struct db_stmt st[7];
+	PGresult *r[7] = {0};
 	int rc = 0, ns;
 
 	size_t nwant = 0;
@@ -558,37 +561,39 @@ int rl_samples(PGconn *c, struct rl_group *groups, size_t n, PGresult **failed)
 	p1[0] = buf_str(&kg);
 	p2[0] = buf_str(&runs);
 	st[0] = db_prefer_index_stmt(1);
-	st[1] = (struct db_stmt){nwant == 1 ? SQL_SAMPLES_ONE : SQL_SAMPLES, 1, p1, 1, NULL, NULL};
-	st[2] = (struct db_stmt){SQL_SUMMARIES, 1, p1, 1, NULL, NULL};
-	st[3] = db_prefer_index_stmt(0);
-	st[4] = (struct db_stmt){SQL_DIRECTIONS, 1, p2, 0, NULL, NULL};
-	if (db_pipeline_send(c, 5, st)) {
-		*failed = PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
-		rc = -1;
-		goto out;
-	}
-	for (int i = 0; i < 5; i++)
-		r[i] = db_pipeline_next(c);
-	db_pipeline_end(c);
-	for (int i = 0; i < 5 && !rc; i++)
-		if (!db_ok(r[i])) { /* the first to fail (the others were aborted) */
-			*failed = r[i];
-			r[i] = NULL;
+	st[1] = (struct db_stmt){SQL_ARCHIVE_EPOCH, 0, NULL, 0, NULL, NULL};
+	st[2] = (struct db_stmt){nwant == 1 ? SQL_SAMPLES_ONE : SQL_SAMPLES, 1, p1, 1, NULL, NULL};
+	st[3] = (struct db_stmt){SQL_SUMMARIES, 1, p1, 1, NULL, NULL};
+	st[4] = (struct db_stmt){SQL_ARCHIVE_EPOCH, 0, NULL, 0, NULL, NULL};
+	st[5] = db_prefer_index_stmt(0);
+	st[6] = (struct db_stmt){SQL_DIRECTIONS, 1, p2, 0, NULL, NULL};
+	/* each statement sees the commits before it: an archive or restore
+	 * committed between the samples and the summaries would hide a month
+	 * or show it twice; the epoch around them says so, and they are read
+	 * again */
+	for (int attempt = 0;; attempt++) {
+		if (db_pipeline_send(c, 7, st)) {
+			*failed = PQmakeEmptyPGresult(c, PGRES_FATAL_ERROR);
 			rc = -1;
+			goto out;
 		}
-	if (rc)
-		goto out;
-	ns = PQntuples(r[1]);
-	for (int i = 0, gi = 0; i < ns;) {
-		long id = (long)db_int8(r[1], i, 0);
-		int j = i;
-		while (j < ns && db_int8(r[1], j, 0) == id)
-			j++;
-		while ((size_t)gi < n && groups[gi].key_group < id)
-			gi++;
-		if ((size_t)gi < n && groups[gi].key_group == id && groups[gi].want_samples)
-			group_samples(&groups[gi], r[1], i, j);
-		i = j;
+		for (int i = 0; i < 7; i++)
+			r[i] = db_pipeline_next(c);
+		db_pipeline_end(c);
+		for (int i = 0; i < 7 && !rc; i++)
+			if (!db_ok(r[i])) { /* the first to fail (the others were aborted) */
+				*failed = r[i];
+				r[i] = NULL;
+				rc = -1;
+			}
+		if (rc)
+			goto out;
+		if (!strcmp(PQgetvalue(r[1], 0, 0), PQgetvalue(r[4], 0, 0)) || attempt == 4)
+			break;
+		for (int i = 0; i < 7; i++) {
+			PQclear(r[i]);
+			r[i] = NULL;
+		}
 	}
 	ns = PQntuples(r[2]);
 	for (int i = 0, gi = 0; i < ns;) {
@@ -599,13 +604,25 @@ int rl_samples(PGconn *c, struct rl_group *groups, size_t n, PGresult **failed)
 		while ((size_t)gi < n && groups[gi].key_group < id)
 			gi++;
 		if ((size_t)gi < n && groups[gi].key_group == id && groups[gi].want_samples)
-			group_summaries(&groups[gi], r[2], i, j);
+			group_samples(&groups[gi], r[2], i, j);
 		i = j;
 	}
-	group_directions(groups, n, r[4]);
+	ns = PQntuples(r[3]);
+	for (int i = 0, gi = 0; i < ns;) {
+		long id = (long)db_int8(r[3], i, 0);
+		int j = i;
+		while (j < ns && db_int8(r[3], j, 0) == id)
+			j++;
+		while ((size_t)gi < n && groups[gi].key_group < id)
+			gi++;
+		if ((size_t)gi < n && groups[gi].key_group == id && groups[gi].want_samples)
+			group_summaries(&groups[gi], r[3], i, j);
+		i = j;
+	}
+	group_directions(groups, n, r[6]);
 	rc = name_metrics(c, groups, n, failed);
 out:
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 7; i++)
 		PQclear(r[i]);
 	buf_release(&kg);
 	buf_release(&runs);
