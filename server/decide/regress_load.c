@@ -534,13 +534,33 @@ static void group_directions(struct rl_group *groups, size_t n, const PGresult *
 	}
 }
 
+/* Hand each wanted group of groups[0..n) (by key_group) its rows of r
+ * (ordered by key group, its first column). */
+static void by_group(struct rl_group *groups, size_t n, const PGresult *r,
+		     void (*take)(struct rl_group *, const PGresult *, int, int))
+{
+	int nr = PQntuples(r);
+
+	for (int i = 0, gi = 0; i < nr;) {
+		long id = (long)db_int8(r, i, 0);
+		int j = i;
+		while (j < nr && db_int8(r, j, 0) == id)
+			j++;
+		while ((size_t)gi < n && groups[gi].key_group < id)
+			gi++;
+		if ((size_t)gi < n && groups[gi].key_group == id && groups[gi].want_samples)
+			take(&groups[gi], r, i, j);
+		i = j;
+	}
+}
+
 int rl_samples(PGconn *c, struct rl_group *groups, size_t n, PGresult **failed)
 {
 	struct buf kg = BUF_INIT, runs = BUF_INIT;
 	const char *p1[1], *p2[1];
 	struct db_stmt st[7];
 	PGresult *r[7] = {0};
-	int rc = 0, ns;
+	int rc = 0;
 
 	size_t nwant = 0;
 
@@ -595,30 +615,8 @@ int rl_samples(PGconn *c, struct rl_group *groups, size_t n, PGresult **failed)
 			r[i] = NULL;
 		}
 	}
-	ns = PQntuples(r[2]);
-	for (int i = 0, gi = 0; i < ns;) {
-		long id = (long)db_int8(r[2], i, 0);
-		int j = i;
-		while (j < ns && db_int8(r[2], j, 0) == id)
-			j++;
-		while ((size_t)gi < n && groups[gi].key_group < id)
-			gi++;
-		if ((size_t)gi < n && groups[gi].key_group == id && groups[gi].want_samples)
-			group_samples(&groups[gi], r[2], i, j);
-		i = j;
-	}
-	ns = PQntuples(r[3]);
-	for (int i = 0, gi = 0; i < ns;) {
-		long id = (long)db_int8(r[3], i, 0);
-		int j = i;
-		while (j < ns && db_int8(r[3], j, 0) == id)
-			j++;
-		while ((size_t)gi < n && groups[gi].key_group < id)
-			gi++;
-		if ((size_t)gi < n && groups[gi].key_group == id && groups[gi].want_samples)
-			group_summaries(&groups[gi], r[3], i, j);
-		i = j;
-	}
+	by_group(groups, n, r[2], group_samples);
+	by_group(groups, n, r[3], group_summaries);
 	group_directions(groups, n, r[6]);
 	rc = name_metrics(c, groups, n, failed);
 out:

@@ -54,6 +54,19 @@ static double headline(const double *v, size_t k, enum mmtests_dir dir, int *val
 	return dir == MMTESTS_HIGHER ? (double)k / sum : sum / (double)k;
 }
 
+/* The rows that are the summary's own fields: Min, Stddev, CoeffVar, Max. */
+static void plain_rows(struct mmtests_summary *out)
+{
+	out->value[MMTESTS_MIN] = out->min;
+	out->value[MMTESTS_STDDEV] = out->stddev;
+	out->value[MMTESTS_COEFFVAR] = out->coeffvar;
+	out->value[MMTESTS_MAX] = out->max;
+	out->valid[MMTESTS_MIN] = 1;
+	out->valid[MMTESTS_STDDEV] = 1;
+	out->valid[MMTESTS_COEFFVAR] = 1;
+	out->valid[MMTESTS_MAX] = 1;
+}
+
 int mmtests_summarize(const double *x, size_t n, enum mmtests_dir dir,
 		      struct mmtests_summary *out)
 {
@@ -82,15 +95,8 @@ int mmtests_summarize(const double *x, size_t n, enum mmtests_dir dir,
 	out->stddev = n > 1 ? sqrt(dev / (double)(n - 1)) : 0.0;
 	out->coeffvar = out->amean != 0.0 ? out->stddev * 100.0 / out->amean : 0.0;
 
-	out->value[MMTESTS_MIN] = out->min;
 	out->value[MMTESTS_MEAN] = headline(v, n, dir, &out->valid[MMTESTS_MEAN]);
-	out->value[MMTESTS_STDDEV] = out->stddev;
-	out->value[MMTESTS_COEFFVAR] = out->coeffvar;
-	out->value[MMTESTS_MAX] = out->max;
-	out->valid[MMTESTS_MIN] = 1;
-	out->valid[MMTESTS_STDDEV] = 1;
-	out->valid[MMTESTS_COEFFVAR] = 1;
-	out->valid[MMTESTS_MAX] = 1;
+	plain_rows(out);
 	for (int i = 0; i < 3; i++) {
 		size_t k = n * (size_t)bmean_pct[i] / 100;
 
@@ -115,7 +121,6 @@ int mmtests_summarize_moments(const struct stats_moments *m, enum mmtests_dir di
 	out->amean = m->mean;
 	out->stddev = m->n > 1 ? stats_moments_stddev(m) : 0.0;
 	out->coeffvar = out->amean != 0.0 ? out->stddev * 100.0 / out->amean : 0.0;
-	out->value[MMTESTS_MIN] = out->min;
 	if (dir == MMTESTS_HIGHER) {
 		double h = stats_moments_hmean(m);
 		out->valid[MMTESTS_MEAN] = isfinite(h);
@@ -124,13 +129,7 @@ int mmtests_summarize_moments(const struct stats_moments *m, enum mmtests_dir di
 		out->valid[MMTESTS_MEAN] = 1;
 		out->value[MMTESTS_MEAN] = out->amean;
 	}
-	out->value[MMTESTS_STDDEV] = out->stddev;
-	out->value[MMTESTS_COEFFVAR] = out->coeffvar;
-	out->value[MMTESTS_MAX] = out->max;
-	out->valid[MMTESTS_MIN] = 1;
-	out->valid[MMTESTS_STDDEV] = 1;
-	out->valid[MMTESTS_COEFFVAR] = 1;
-	out->valid[MMTESTS_MAX] = 1;
+	plain_rows(out);
 	out->partial = 1;
 	return 0;
 }

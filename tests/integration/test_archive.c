@@ -77,6 +77,20 @@ static void post_kernel(int k)
 	json_decref(batch);
 }
 
+static void sql(const char *stmt);
+
+/* k01-k10 posted, then k01-k06 moved into the month three months back */
+static void post_history(void)
+{
+	for (int k = 1; k <= NKERNELS; k++)
+		post_kernel(k);
+	sql("SELECT kperf_sample_partitions(now() - interval '5 months', now())");
+	sql("UPDATE sample SET at = at - interval '3 months' WHERE run_id IN"
+	    " (SELECT id FROM run WHERE run_id ~ '^arc-k0[1-6]-')");
+	sql("UPDATE run SET received_at = received_at - interval '3 months'"
+	    " WHERE run_id ~ '^arc-k0[1-6]-'");
+}
+
 static void sql(const char *stmt)
 {
 	PGconn *c = PQconnectdb(K.conninfo);
@@ -254,14 +268,7 @@ Test(archive, archive_then_restore)
 	static const char *const cmps[4] = {CMP_OLD, CMP_MIX, CMP_OLD "&format=lkp",
 					    CMP_OLD "&format=mmtests"};
 
-	for (int k = 1; k <= NKERNELS; k++)
-		post_kernel(k);
-	/* k01-k06 into the month three months back */
-	sql("SELECT kperf_sample_partitions(now() - interval '5 months', now())");
-	sql("UPDATE sample SET at = at - interval '3 months' WHERE run_id IN"
-	    " (SELECT id FROM run WHERE run_id ~ '^arc-k0[1-6]-')");
-	sql("UPDATE run SET received_at = received_at - interval '3 months'"
-	    " WHERE run_id ~ '^arc-k0[1-6]-'");
+	post_history();
 	month = sql_text("SELECT to_char(now() - interval '3 months', 'YYYY-MM')");
 	before_arg = sql_text("SELECT to_char(now() - interval '2 months', 'YYYY-MM')");
 	others = sql_text("SELECT count(*) || ' ' || sum(value) FROM sample"
@@ -440,13 +447,7 @@ Test(archive, while_labs_post_and_pages_read)
 	char *before_arg, *v, *out = NULL, *err = NULL;
 	pthread_t th;
 
-	for (int k = 1; k <= NKERNELS; k++)
-		post_kernel(k);
-	sql("SELECT kperf_sample_partitions(now() - interval '5 months', now())");
-	sql("UPDATE sample SET at = at - interval '3 months' WHERE run_id IN"
-	    " (SELECT id FROM run WHERE run_id ~ '^arc-k0[1-6]-')");
-	sql("UPDATE run SET received_at = received_at - interval '3 months'"
-	    " WHERE run_id ~ '^arc-k0[1-6]-'");
+	post_history();
 	before_arg = sql_text("SELECT to_char(now() - interval '2 months', 'YYYY-MM')");
 	cr_assert_eq(pthread_create(&th, NULL, traffic_run, &t), 0);
 	{
