@@ -393,19 +393,6 @@ static struct trend_point *point_add_run(struct trend_group *g, const struct run
 	return p;
 }
 
-static struct trend_point *point_of(struct trend_group *g, const struct run_ref *runs,
-				    size_t nruns, struct trend *t, size_t *slot, int64_t id)
-{
-	return point_add_run(g, runs, nruns, t, slot, id, NULL);
-}
-
-static struct trend_point *point_of_summary(struct trend_group *g, const struct run_ref *runs,
-					    size_t nruns, struct trend *t, size_t *slot,
-					    int64_t id, size_t *had)
-{
-	return point_add_run(g, runs, nruns, t, slot, id, had);
-}
-
 int trend_load(PGconn *c, const char *machine_id, const char *test_id, const char *variant_id,
 	       const char *metric_id, size_t min_commits, const struct db_stmt *extra,
 	       int nextra, struct trend_group *g, PGresult **failed)
@@ -437,8 +424,8 @@ int trend_load(PGconn *c, const char *machine_id, const char *test_id, const cha
 		t->metric_id = (long)mid;
 		t->points = xcalloc(n + 1, sizeof(*t->points));
 		for (; i < ns && db_int8(g->samples_res, i, 0) == mid; i++) {
-			struct trend_point *p = point_of(g, runs, nruns, t, slot,
-							 db_int8(g->samples_res, i, 1));
+			struct trend_point *p = point_add_run(g, runs, nruns, t, slot,
+							      db_int8(g->samples_res, i, 1), NULL);
 			/* an invalid run, or one committed between the two
 			 * statements: not in this answer */
 			if (!p)
@@ -457,7 +444,7 @@ int trend_load(PGconn *c, const char *machine_id, const char *test_id, const cha
 						  db_float8(r, j, 4), db_float8(r, j, 5),
 						  db_float8(r, j, 6), db_float8(r, j, 7)};
 
-			p = point_of_summary(g, runs, nruns, t, slot, db_int8(r, j, 1), &had);
+			p = point_add_run(g, runs, nruns, t, slot, db_int8(r, j, 1), &had);
 			if (!p || had) /* its samples were read too (archived meanwhile) */
 				continue;
 			stats_moments_merge(&p->arch, &m);
