@@ -38,7 +38,7 @@ MIGRATIONS := $(sort $(wildcard migrations/[0-9][0-9][0-9]_*.sql))
 VENDOR     := static/vendor/chart.umd.min.js static/vendor/chartjs-plugin-zoom.min.js \
               static/vendor/hammer.min.js
 
-.PHONY: all deps run stop test unit bench bench-detect fuzz install clean format vendor
+.PHONY: all deps run stop test unit bench bench-detect bench-capacity fuzz install clean format vendor
 all: $(BUILD)/kperfd $(BUILD)/tests/kperf-tests vendor
 
 $(BUILD)/kperfd: $(BUILD)/obj/server/main.o $(SERVER_OBJ)
@@ -106,6 +106,12 @@ test:
 bench: $(BUILD)/kperfd $(BUILD)/bench/ingest $(BUILD)/bench/load $(BUILD)/bench/minimal \
        $(BUILD)/bench/burst
 	BUILD=$(BUILD) tests/bench/bench.sh
+
+# The capacity plan's numbers (README, Operations): bytes per sample, reads at
+# 50 M stored samples and at the largest size the disk holds (about 13 minutes
+# and 60 GiB of disk at the default CAPACITY_STEPS), then an archive.
+bench-capacity: $(BUILD)/kperfd $(BUILD)/bench/load
+	BUILD=$(BUILD) tests/bench/capacity.sh
 
 $(BUILD)/bench/ingest: tests/bench/ingest.c tests/bench/bench.h
 	@mkdir -p $(dir $@)

@@ -206,9 +206,15 @@ void api_regressions_list(struct request *rq, struct reply *rp)
 #define SIDE_WHERE(commit)                                                                     \
 	" WHERE r.commit_id = " commit " AND r.machine_id = d.machine_id"                      \
 	" AND r.test_id = d.test_id AND r.variant_id = d.variant_id AND r.valid"
+/* a run's summary of the decision's metric: its key group's row of its month */
+#define SUMMARY_OF_RUN                                                                         \
+	" ON ss.run_id = r.id AND ss.metric_id = d.metric_id"                                  \
+	" AND ss.month = date_trunc('month', r.received_at AT TIME ZONE 'UTC')::date"          \
+	" AND ss.key_group_id = (SELECT g.id FROM key_group g WHERE g.machine_id = d.machine_id" \
+	"  AND g.test_id = d.test_id AND g.variant_id = d.variant_id)"
 #define SIDE_SAMPLES(commit)                                                                   \
-	"CASE WHEN EXISTS (SELECT 1 FROM run r JOIN sample_summary ss ON ss.run_id = r.id"      \
-	"  AND ss.metric_id = d.metric_id" SIDE_WHERE(commit) ") THEN NULL"                    \
+	"CASE WHEN EXISTS (SELECT 1 FROM run r JOIN sample_summary ss" SUMMARY_OF_RUN          \
+	SIDE_WHERE(commit) ") THEN NULL"                                                       \
 	" ELSE (SELECT coalesce(jsonb_agg(s.value ORDER BY r.id, s.iteration), '[]')"           \
 	"  FROM run r JOIN sample s ON s.run_id = r.id AND s.at = r.received_at"                \
 	"  AND s.metric_id = d.metric_id" SIDE_WHERE(commit) ") END"
@@ -216,8 +222,7 @@ void api_regressions_list(struct request *rq, struct reply *rp)
 	"(SELECT coalesce(jsonb_agg(jsonb_build_object('run_id', r.run_id, 'n', ss.n,"          \
 	"   'mean', ss.mean, 'stddev', CASE WHEN ss.n > 1 THEN sqrt(ss.m2 / (ss.n - 1)) END,"  \
 	"   'min', ss.min, 'max', ss.max) ORDER BY r.id), '[]')"                               \
-	" FROM run r JOIN sample_summary ss ON ss.run_id = r.id AND ss.metric_id = d.metric_id" \
-	SIDE_WHERE(commit) ")"
+	" FROM run r JOIN sample_summary ss" SUMMARY_OF_RUN SIDE_WHERE(commit) ")"
 
 static const char SQL_ONE[] =
 	"SELECT (" DECISION_JSON " || jsonb_build_object("

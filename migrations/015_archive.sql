@@ -10,22 +10,37 @@
 -- statements straddling the switch, keep the samples).
 CREATE SCHEMA IF NOT EXISTS archive;
 
-CREATE TABLE sample_summary (
-	at            timestamptz NOT NULL,      -- the run's received_at, as sample.at
-	run_id        bigint NOT NULL,
-	metric_id     bigint NOT NULL,
+-- A month's summaries of one (key group, metric): one row, the month's runs
+-- in arrays (run id order). Most runs have one value per metric (LKP's): for
+-- a row whose runs all have one, only the means are kept (n, m2, min, max
+-- and rsum follow from them), so a summarised value costs ~16 bytes, not a
+-- row of its own (a (run, metric) row cost 289 bytes against 186 for the
+-- sample it replaced; capacity plan in README).
+CREATE TABLE summary_month (
 	key_group_id  integer NOT NULL,
-	n             integer NOT NULL CHECK (n > 0),
-	mean          double precision NOT NULL,
-	m2            double precision NOT NULL, -- sum of (value - mean)^2
-	min           double precision NOT NULL,
-	max           double precision NOT NULL,
-	rsum          double precision,          -- sum of 1/value; NULL when some value <= 0
-	PRIMARY KEY (run_id, metric_id)
+	metric_id     bigint NOT NULL,
+	month         date NOT NULL,
+	run_ids       bigint[] NOT NULL,
+	mean          double precision[] NOT NULL,
+	n             integer[],          -- NULL: every run has one value
+	m2            double precision[], -- sum of (value - mean)^2
+	min           double precision[],
+	max           double precision[],
+	rsum          double precision[], -- sum of 1/value; an element NULL when some value <= 0
+	PRIMARY KEY (key_group_id, metric_id, month)
 );
--- a trend's or a decision's reads: one range per key group (as sample_key_group)
-CREATE INDEX sample_summary_key_group ON sample_summary (key_group_id, metric_id, run_id)
-	INCLUDE (n, mean, m2, min, max, rsum);
+-- a compare reads one run's summaries: its key group's rows of its month
+CREATE INDEX summary_month_month ON summary_month (key_group_id, month);
+
+-- One row per (run, metric), as readers want them. Conditions on key_group_id,
+-- metric_id and month reach summary_month's indexes; give them.
+CREATE VIEW sample_summary AS
+SELECT s.key_group_id, s.metric_id, s.month, u.run_id, coalesce(u.n, 1) AS n, u.mean,
+       coalesce(u.m2, 0) AS m2, coalesce(u.min, u.mean) AS min, coalesce(u.max, u.mean) AS max,
+       CASE WHEN s.n IS NOT NULL THEN u.rsum WHEN u.mean > 0 THEN 1 / u.mean END AS rsum
+FROM summary_month s,
+     unnest(s.run_ids, s.mean, s.n, s.m2, s.min, s.max, s.rsum)
+	AS u(run_id, mean, n, m2, min, max, rsum);
 
 CREATE TABLE archive_month (
 	month        date PRIMARY KEY CHECK (extract(day FROM month) = 1),
@@ -61,12 +76,22 @@ BEGIN
 	EXECUTE format('SELECT count(*), count(DISTINCT run_id) FROM public.%I', part)
 		INTO nsamples, nruns;
 	EXECUTE format(
-		'INSERT INTO sample_summary (at, run_id, metric_id, key_group_id, n, mean, m2, min, max, rsum)'
-		' SELECT at, run_id, metric_id, min(key_group_id), count(*), avg(value),'
-		'  coalesce(var_samp(value) * (count(*) - 1), 0), min(value), max(value),'
-		'  CASE WHEN min(value) > 0 THEN sum(1 / value) END'
-		' FROM public.%I GROUP BY run_id, metric_id, at', part);
-	GET DIAGNOSTICS nsum = ROW_COUNT;
+		'INSERT INTO summary_month (key_group_id, metric_id, month, run_ids, mean, n, m2,'
+		'  min, max, rsum)'
+		' SELECT kg, metric_id, %L::date, array_agg(run_id ORDER BY run_id),'
+		'  array_agg(mean ORDER BY run_id),'
+		'  CASE WHEN max(n) > 1 THEN array_agg(n ORDER BY run_id) END,'
+		'  CASE WHEN max(n) > 1 THEN array_agg(m2 ORDER BY run_id) END,'
+		'  CASE WHEN max(n) > 1 THEN array_agg(mn ORDER BY run_id) END,'
+		'  CASE WHEN max(n) > 1 THEN array_agg(mx ORDER BY run_id) END,'
+		'  CASE WHEN max(n) > 1 THEN array_agg(rsum ORDER BY run_id) END'
+		' FROM (SELECT min(key_group_id) AS kg, run_id, metric_id, count(*)::int AS n,'
+		'   avg(value) AS mean, coalesce(var_samp(value) * (count(*) - 1), 0) AS m2,'
+		'   min(value) AS mn, max(value) AS mx,'
+		'   CASE WHEN min(value) > 0 THEN sum(1 / value) END AS rsum'
+		'  FROM public.%I GROUP BY run_id, metric_id) r'
+		' GROUP BY kg, metric_id', m, part);
+	SELECT coalesce(sum(cardinality(run_ids)), 0) INTO nsum FROM summary_month WHERE month = m;
 	EXECUTE format('ALTER TABLE sample DETACH PARTITION public.%I', part);
 	EXECUTE format('ALTER TABLE public.%I SET SCHEMA archive', part);
 	INSERT INTO archive_month (month, place, runs, samples, summaries)
@@ -93,8 +118,8 @@ BEGIN
 	EXECUTE format('ALTER TABLE archive.%I SET SCHEMA public', part);
 	EXECUTE format('ALTER TABLE sample ATTACH PARTITION public.%I FOR VALUES FROM (%L) TO (%L)',
 		part, lo, hi);
-	DELETE FROM sample_summary WHERE at >= lo AND at < hi;
-	GET DIAGNOSTICS nsum = ROW_COUNT;
+	SELECT coalesce(sum(cardinality(run_ids)), 0) INTO nsum FROM summary_month WHERE month = m;
+	DELETE FROM summary_month WHERE month = m;
 	DELETE FROM archive_month WHERE month = m;
 	UPDATE archive_epoch SET n = n + 1;
 	RETURN nsum;

@@ -43,10 +43,18 @@ static const char SQL_RUN_SAMPLES[] =
 	"  AND ($3::text IS NULL OR s.metric_id IN (SELECT id FROM metric WHERE name LIKE $3))"
 	" ORDER BY s.metric_id, s.iteration";
 
-/* An archived run's summaries (migration 015): read when it has no samples. */
+/* An archived run's summaries (migration 015): read when it has no samples,
+ * from its key group's rows of its month (one per metric, the month's runs
+ * in arrays). */
 static const char SQL_RUN_SUMMARIES[] =
 	"SELECT s.metric_id, s.n::bigint, s.mean, s.m2, s.min, s.max, coalesce(s.rsum, 'NaN')"
-	" FROM sample_summary s WHERE s.run_id = $1"
+	" FROM sample_summary s"
+	" WHERE s.key_group_id = (SELECT g.id FROM run r JOIN key_group g"
+	"   ON g.machine_id = r.machine_id AND g.test_id = r.test_id AND g.variant_id = r.variant_id"
+	"   WHERE r.id = $1)"
+	"  AND s.month = (SELECT date_trunc('month', received_at AT TIME ZONE 'UTC')::date"
+	"   FROM run WHERE id = $1)"
+	"  AND s.run_id = $1"
 	"  AND ($2::text IS NULL OR s.metric_id IN (SELECT id FROM metric WHERE name LIKE $2))"
 	" ORDER BY s.metric_id";
 

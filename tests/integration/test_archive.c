@@ -38,6 +38,8 @@ TestSuite(archive, .init = archive_setup, .fini = archive_teardown, .timeout = 2
 #define NOLD 6
 #define NRUNS 3
 #define NITER 5
+#define NMETRICS 3 /* ops and latency: NITER values a run; per_run: one (LKP's) */
+#define SAMPLES_A_RUN (2 * NITER + 1)
 
 static double value_of(int kernel, int run, int it, int metric)
 {
@@ -54,19 +56,21 @@ static void post_kernel(int k)
 	struct resp r;
 
 	for (int run = 0; run < NRUNS; run++) {
-		json_t *ops = json_array(), *lat = json_array();
+		json_t *ops = json_array(), *lat = json_array(), *one = json_array();
 		char id[64], rel[32];
 		for (int it = 0; it < NITER; it++) {
 			json_array_append_new(ops, json_real(value_of(k, run, it, 0)));
 			json_array_append_new(lat, json_real(value_of(k, run, it, 1)));
 		}
+		json_array_append_new(one, json_real(value_of(k, run, 7, 2) - 40.0));
 		snprintf(id, sizeof(id), "arc-k%02d-r%d", k, run);
 		snprintf(rel, sizeof(rel), "6.1.0-arc%02d", k);
 		json_array_append_new(
-			runs, json_pack("{s:s,s:{s:s},s:{s:s},s:{s:s,s:{s:s}},s:{s:o,s:o}}", "run_id", id,
-					"machine", "name", "arc-1", "kernel", "release", rel, "test",
+			runs, json_pack("{s:s,s:{s:s},s:{s:s},s:{s:s,s:{s:s}},s:{s:o,s:o,s:o}}", "run_id",
+					id, "machine", "name", "arc-1", "kernel", "release", rel, "test",
 					"suite", "will-it-scale", "params", "nr_task", "4", "metrics",
-					"will-it-scale.ops", ops, "will-it-scale.latency_us", lat));
+					"will-it-scale.ops", ops, "will-it-scale.latency_us", lat,
+					"will-it-scale.per_run", one));
 	}
 	batch = json_pack("{s:o}", "runs", runs);
 	body = json_dumps(batch, 0);
@@ -188,9 +192,9 @@ static void same_compare(const char *before, const char *after)
 	static const char *const fields[] = {"n", "mean", "stddev_pct", "min", "max", NULL};
 
 	cr_assert_not_null(ra, "%s", before);
-	cr_assert_eq(json_array_size(ra), 2);
-	cr_assert_eq(json_array_size(rb), 2);
-	for (size_t i = 0; i < 2; i++) {
+	cr_assert_eq(json_array_size(ra), NMETRICS);
+	cr_assert_eq(json_array_size(rb), NMETRICS);
+	for (size_t i = 0; i < NMETRICS; i++) {
 		json_t *x = json_array_get(ra, i), *y = json_array_get(rb, i);
 		cr_assert_str_eq(json_string_value(json_object_get(x, "metric")),
 				 json_string_value(json_object_get(y, "metric")));
@@ -240,7 +244,7 @@ static void same_mmtests(const char *before, const char *after)
 		cr_assert_str_eq(lb, la);
 	}
 	cr_assert_null(la, "left: %s", la);
-	cr_assert_eq(bmean, 6, "B?mean rows: %d", bmean); /* 3 per table, 2 tables */
+	cr_assert_eq(bmean, 3 * NMETRICS, "B?mean rows: %d", bmean); /* 3 per table */
 	cr_assert(strstr(after, "B?mean rows: NaN where runs of archived months"), "%s", after);
 	free(a);
 	free(b);
@@ -263,7 +267,7 @@ static int cli(const char *const *args, char **out, char **err)
 
 Test(archive, archive_then_restore)
 {
-	char *month, *before_arg, *others, *others_after, *t0, *t1, *t2, *c0[4], *c1[4], *c2[4];
+	char *month, *before_arg, *v, *others, *others_after, *t0, *t1, *t2, *c0[4], *c1[4], *c2[4];
 	char *out = NULL, *err = NULL, dump[300];
 	static const char *const cmps[4] = {CMP_OLD, CMP_MIX, CMP_OLD "&format=lkp",
 					    CMP_OLD "&format=mmtests"};
@@ -276,7 +280,7 @@ Test(archive, archive_then_restore)
 	cr_assert_eq(strtol(sql_text("SELECT count(*) FROM sample WHERE run_id IN (SELECT id FROM"
 				     " run WHERE run_id ~ '^arc-k0[1-6]-')"),
 			    NULL, 10),
-		     NOLD * NRUNS * NITER * 2);
+		     NOLD * NRUNS * SAMPLES_A_RUN);
 
 	t0 = get_body(TREND);
 	for (int i = 0; i < 4; i++)
@@ -307,7 +311,7 @@ Test(archive, archive_then_restore)
 		char line[160];
 		cr_assert_eq(cli(args, &out, &err), 0, "%s", err);
 		snprintf(line, sizeof(line), "%s: %d samples of %d runs summarised as %d (run, metric)",
-			 month, NOLD * NRUNS * NITER * 2, NOLD * NRUNS, NOLD * NRUNS * 2);
+			 month, NOLD * NRUNS * SAMPLES_A_RUN, NOLD * NRUNS, NOLD * NRUNS * NMETRICS);
 		cr_assert(strstr(out, line), "want \"%s\" in:\n%s", line, out);
 		free(out);
 		free(err);
@@ -317,13 +321,20 @@ Test(archive, archive_then_restore)
 			    NULL, 10),
 		     0);
 	cr_assert_eq(strtol(sql_text("SELECT count(*) FROM sample_summary"), NULL, 10),
-		     NOLD * NRUNS * 2);
+		     NOLD * NRUNS * NMETRICS);
+	/* one row per (key group, metric) of the month; the one-value metric's
+	 * keeps only its means */
+	v = sql_text("SELECT string_agg(coalesce(n::text, 'means only'), ' ' ORDER BY metric_id)"
+		     " FROM (SELECT metric_id, cardinality(run_ids) || CASE WHEN n IS NULL"
+		     " THEN ' means only' ELSE ' runs' END AS n FROM summary_month) x");
+	cr_assert_str_eq(v, "18 runs 18 runs 18 means only", "%s", v);
+	free(v);
 	others_after = sql_text("SELECT count(*) || ' ' || sum(value) FROM sample"
 				" WHERE at >= date_trunc('month', now() - interval '2 months')");
 	cr_assert_str_eq(others_after, others);
 	free(others_after);
 	{
-		char q[200], *v;
+		char q[200];
 		snprintf(q, sizeof(q), "SELECT to_regclass('archive.sample_%.4s%.2s') IS NOT NULL",
 			 month, month + 5);
 		v = sql_text(q);
@@ -344,7 +355,7 @@ Test(archive, archive_then_restore)
 	{
 		const char *args[] = {"restore-archive", month, NULL};
 		cr_assert_eq(cli(args, &out, &err), 0, "%s", err);
-		cr_assert(strstr(out, "partition attached again, 36 summaries dropped"), "%s", out);
+		cr_assert(strstr(out, "partition attached again, 54 summaries dropped"), "%s", out);
 		free(out);
 		free(err);
 	}
@@ -364,7 +375,7 @@ Test(archive, archive_then_restore)
 	{
 		const char *args[] = {"archive", "--before", before_arg, "--dump", dump, NULL};
 		const char *list[] = {"archive", "--list", NULL};
-		char path[400], q[200], *v;
+		char path[400], q[200];
 		struct stat st;
 		cr_assert_eq(cli(args, &out, &err), 0, "%s", err);
 		snprintf(path, sizeof(path), "%s/sample_%.4s%.2s.dump", dump, month, month + 5);
@@ -467,7 +478,7 @@ Test(archive, while_labs_post_and_pages_read)
 	free(v);
 	v = sql_text("SELECT count(*) FROM sample_summary s JOIN run r ON r.id = s.run_id"
 		     " WHERE r.run_id ~ '^arc-k0[1-6]-'");
-	cr_assert_eq(strtol(v, NULL, 10), NOLD * NRUNS * 2);
+	cr_assert_eq(strtol(v, NULL, 10), NOLD * NRUNS * NMETRICS);
 	free(v);
 	/* the trend now has k10 with its 3 runs and the 60 posted meanwhile */
 	{

@@ -311,11 +311,13 @@ Test(archive_decide, archived_history_base_and_change_points_decide_as_hot_ones)
 		const char *p[2] = {MB "-9-0", TPUT};
 		PGconn *db = harness_db(&K);
 		sql_do(db,
-		       "INSERT INTO sample_summary (at, run_id, metric_id, key_group_id, n, mean, m2,"
-		       " min, max, rsum) SELECT r.received_at, r.id, mt.id, g.id, 2, 5000, 0, 5000,"
-		       " 5000, NULL FROM run r JOIN metric mt ON mt.name = $2 JOIN key_group g"
-		       " ON g.machine_id = r.machine_id AND g.test_id = r.test_id"
-		       " AND g.variant_id = r.variant_id WHERE r.run_id = $1",
+		       "INSERT INTO summary_month (key_group_id, metric_id, month, run_ids, mean, n,"
+		       " m2, min, max, rsum) SELECT g.id, mt.id,"
+		       " date_trunc('month', r.received_at AT TIME ZONE 'UTC')::date, ARRAY[r.id],"
+		       " ARRAY[5000::float8], ARRAY[2], ARRAY[0::float8], ARRAY[5000::float8],"
+		       " ARRAY[5000::float8], ARRAY[NULL::float8] FROM run r JOIN metric mt"
+		       " ON mt.name = $2 JOIN key_group g ON g.machine_id = r.machine_id"
+		       " AND g.test_id = r.test_id AND g.variant_id = r.variant_id WHERE r.run_id = $1",
 		       2, p);
 		PQfinish(db);
 	}
