@@ -68,8 +68,8 @@ static void mm_table(const struct compare_req *q, struct mm_entry *e, size_t n, 
 		for (size_t k = 0; k < nk; k++) {
 			samples[i * nk + k] = e[i].key->cell[k].samples;
 			nsamples[i * nk + k] = e[i].key->cell[k].n;
-			if (e[i].key->cell[k].arch.n) {
-				archived[i * nk + k] = &e[i].key->cell[k].arch;
+			if (e[i].key->cell[k].arch) {
+				archived[i * nk + k] = e[i].key->cell[k].arch;
 				partial = 1;
 			}
 		}

@@ -231,14 +231,14 @@ int rd_decide(struct rd_pair *p, const struct verdict_config *cfg, struct buf *r
 		have[i] = f && metric_noise(g, f->m, slot, nhist, &hist[i]);
 		in.hist = have[i] ? &hist[i] : NULL;
 		/* archived runs of a side: Welch on the moments, no history test */
-		in.base_arch = &k->cell[0].arch;
-		in.target_arch = &k->cell[1].arch;
+		in.base_arch = k->cell[0].arch;
+		in.target_arch = k->cell[1].arch;
 		pv[i] = NAN;
 		keep[i] = 1;
 		if (f && cmp_cell_count(&k->cell[1])) {
 			struct stats_moments tm;
 			p->tm_ids[p->ntm] = f->m->id;
-			if (k->cell[1].arch.n) {
+			if (k->cell[1].arch) {
 				cmp_cell_moments(&k->cell[1], &tm);
 				p->tm_means[p->ntm++] = tm.mean;
 			} else {

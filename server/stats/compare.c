@@ -25,6 +25,7 @@ static void key_free(struct cmp_key *k)
 	for (int i = 0; i < COMPARE_SIDES_MAX; i++) {
 		free(k->cell[i].samples);
 		free(k->cell[i].run_means);
+		free(k->cell[i].arch);
 	}
 	free(k);
 }
@@ -177,7 +178,9 @@ void cmp_cell_add_summary(struct cmp_cell *c, const struct stats_moments *m)
 {
 	if (!m->n)
 		return;
-	stats_moments_merge(&c->arch, m);
+	if (!c->arch)
+		c->arch = xcalloc(1, sizeof(*c->arch));
+	stats_moments_merge(c->arch, m);
 	add_run_mean(c, m->mean);
 }
 
@@ -205,12 +208,13 @@ void cmp_set_sort(struct cmp_set *s)
 void cmp_cell_moments(const struct cmp_cell *c, struct stats_moments *out)
 {
 	stats_moments_of(c->samples, c->n, out);
-	stats_moments_merge(out, &c->arch);
+	if (c->arch)
+		stats_moments_merge(out, c->arch);
 }
 
 static void side_of(const struct cmp_cell *c, struct cmp_side *out)
 {
-	if (c->arch.n) { /* archived runs: from the moments */
+	if (c->arch) { /* archived runs: from the moments */
 		struct stats_moments m;
 		cmp_cell_moments(c, &m);
 		out->n = m.n;
@@ -287,7 +291,7 @@ int cmp_row_compute(const struct cmp_key *k, int t, struct cmp_row *row)
 	row->change_pct = row->base.mean != 0 ? 100.0 * row->change_abs / fabs(row->base.mean)
 					      : NAN;
 	row->absolute = lkp_is_absolute(k->metric);
-	if (b->arch.n || c->arch.n) {
+	if (b->arch || c->arch) {
 		struct stats_moments mb, mc;
 		cmp_cell_moments(b, &mb);
 		cmp_cell_moments(c, &mc);
