@@ -292,7 +292,8 @@ static int archive_cmd(const char *cmd, const char *before, const char *dump, in
 
 	if (!strcmp(cmd, "archive")) {
 		if (nargs || (list && (before || dump)) || (!list && !before)) {
-			usage();
+			fprintf(stderr, "kperfd archive: give --before YYYY-MM [--dump DIR], or --list"
+					" alone\n");
 			return 2;
 		}
 		if (before && archive_parse_month(before, month)) {
@@ -305,7 +306,7 @@ static int archive_cmd(const char *cmd, const char *before, const char *dump, in
 			  : archive_months(c, cfg.database_url, month, dump, err, sizeof(err));
 	} else {
 		if (nargs != 1 || before || dump || list) {
-			usage();
+			fprintf(stderr, "kperfd restore-archive: give one month, YYYY-MM [--file DUMP]\n");
 			return 2;
 		}
 		if (archive_parse_month(args[0], month)) {
