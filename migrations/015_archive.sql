@@ -29,8 +29,9 @@ CREATE TABLE summary_month (
 	rsum          double precision[], -- sum of 1/value; an element NULL when some value <= 0
 	PRIMARY KEY (key_group_id, metric_id, month)
 );
--- a compare reads one run's summaries: its key group's rows of its month
-CREATE INDEX summary_month_month ON summary_month (key_group_id, month);
+-- a compare reads one run's summaries: its key group's rows of its month;
+-- archive and restore count and drop a month's rows
+CREATE INDEX summary_month_month ON summary_month (month, key_group_id);
 
 -- One row per (run, metric), as readers want them. Conditions on key_group_id,
 -- metric_id and month reach summary_month's indexes; give them.
