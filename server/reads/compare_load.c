@@ -43,20 +43,23 @@ static const char SQL_RUN_SAMPLES[] =
 	"  AND ($3::text IS NULL OR s.metric_id IN (SELECT id FROM metric WHERE name LIKE $3))"
 	" ORDER BY s.metric_id, s.iteration";
 
-/* An archived run's summaries (migration 015): read when it has no samples,
- * from its key group's rows of its month (one per metric, the month's runs
- * in arrays). */
-static const char SQL_RUN_SUMMARIES[] =
-	"SELECT s.metric_id, s.n::bigint, s.mean, s.m2, s.min, s.max, coalesce(s.rsum, 'NaN')"
-	" FROM sample_summary s"
+/*
+ * Archived runs' summaries (migration 015), read when a run has no samples:
+ * its key group's rows of its month (one per metric, the month's runs in
+ * arrays), for every run of the side ($2) at once, since a side's runs
+ * mostly share a key group and month (3 runs: one read, not three).
+ */
+static const char SQL_SIDE_SUMMARIES[] =
+	"SELECT s.run_id, s.metric_id, s.n::bigint, s.mean, s.m2, s.min, s.max,"
+	" coalesce(s.rsum, 'NaN') FROM sample_summary s"
 	" WHERE s.key_group_id = (SELECT g.id FROM run r JOIN key_group g"
 	"   ON g.machine_id = r.machine_id AND g.test_id = r.test_id AND g.variant_id = r.variant_id"
 	"   WHERE r.id = $1)"
 	"  AND s.month = (SELECT date_trunc('month', received_at AT TIME ZONE 'UTC')::date"
 	"   FROM run WHERE id = $1)"
-	"  AND s.run_id = $1"
-	"  AND ($2::text IS NULL OR s.metric_id IN (SELECT id FROM metric WHERE name LIKE $2))"
-	" ORDER BY s.metric_id";
+	"  AND s.run_id = ANY($2::bigint[])"
+	"  AND ($3::text IS NULL OR s.metric_id IN (SELECT id FROM metric WHERE name LIKE $3))"
+	" ORDER BY s.run_id, s.metric_id";
 
 static const char SQL_SIDE_METRICS[] =
 	"SELECT id, name, coalesce(direction, '') FROM metric WHERE id = ANY($1::bigint[])"
@@ -259,18 +262,37 @@ static void add_run(struct cmp_set *set, int side, const struct side_run *run, P
 	free(vals);
 }
 
-/* The same for an archived run: its rows of SQL_RUN_SUMMARIES, one per metric. */
+/* The rows [*lo, *hi) of run id in r (SQL_SIDE_SUMMARIES, by run); 1 when
+ * there are some. */
+static int summary_rows(const PGresult *r, long id, int *lo, int *hi)
+{
+	int a = 0, b = r ? PQntuples(r) : 0;
+
+	while (a < b) { /* the first row of a run >= id */
+		int m = a + (b - a) / 2;
+		if (db_int8(r, m, 0) < id)
+			a = m + 1;
+		else
+			b = m;
+	}
+	*lo = *hi = a;
+	while (r && *hi < PQntuples(r) && db_int8(r, *hi, 0) == id)
+		(*hi)++;
+	return *hi > *lo;
+}
+
+/* The same for an archived run: its rows [lo, hi) of SQL_SIDE_SUMMARIES, one per metric. */
 static void add_run_summaries(struct cmp_set *set, int side, const struct side_run *run,
-			      PGresult *r)
+			      const PGresult *r, int lo, int hi)
 {
 	const struct cmp_prefix *prefix =
 		cmp_set_prefix(set, run->machine, run->suite, run->params, run->variant);
 
-	for (int i = 0; i < PQntuples(r); i++) {
-		const struct cmp_metric *m = metric_of(set, (long)db_int8(r, i, 0));
-		struct stats_moments mo = {(size_t)db_int8(r, i, 1), db_float8(r, i, 2),
-					   db_float8(r, i, 3), db_float8(r, i, 4),
-					   db_float8(r, i, 5), db_float8(r, i, 6)};
+	for (int i = lo; i < hi; i++) {
+		const struct cmp_metric *m = metric_of(set, (long)db_int8(r, i, 1));
+		struct stats_moments mo = {(size_t)db_int8(r, i, 2), db_float8(r, i, 3),
+					   db_float8(r, i, 4), db_float8(r, i, 5),
+					   db_float8(r, i, 6), db_float8(r, i, 7)};
 		const char *said;
 		struct cmp_key *k;
 
@@ -281,6 +303,36 @@ static void add_run_summaries(struct cmp_set *set, int side, const struct side_r
 				   said ? direction_parse(said, m->by_name) : m->direction);
 		cmp_cell_add_summary(&k->cell[side], &mo);
 	}
+}
+
+/* An archived run (no samples): its summaries, from the side's read of its
+ * key group and month when that has them, else read now. 0, or -1. */
+static int load_archived(PGconn *c, struct cmp_set *set, int side, const struct side_run *run,
+			 const char *run_id, const char *side_ids, const char *metric_like,
+			 PGresult **sums, PGresult **failed)
+{
+	int lo, hi, bad;
+	long *mids;
+
+	if (!summary_rows(*sums, run->id, &lo, &hi)) {
+		const char *p[3] = {run_id, side_ids, metric_like};
+		PQclear(*sums);
+		*sums = db_exec_binary(c, SQL_SIDE_SUMMARIES, 3, p);
+		if (!db_ok(*sums)) {
+			*failed = *sums;
+			*sums = NULL;
+			return -1;
+		}
+		summary_rows(*sums, run->id, &lo, &hi);
+	}
+	mids = xcalloc((size_t)(hi - lo) + 1, sizeof(*mids));
+	for (int i = lo; i < hi; i++)
+		mids[i - lo] = (long)db_int8(*sums, i, 1);
+	bad = learn_metrics(c, set, mids, (size_t)(hi - lo), failed);
+	free(mids);
+	if (!bad)
+		add_run_summaries(set, side, run, *sums, lo, hi);
+	return bad;
 }
 
 /* The distinct metric ids of a run's samples, in order. */
@@ -301,7 +353,7 @@ static long *metric_ids(PGresult *r, size_t *n)
 int cmp_load_side(PGconn *c, struct cmp_set *set, int side, const struct cmp_filter *f,
 		  size_t *nruns, char **run_ids, PGresult **failed)
 {
-	PGresult *runs = NULL, *samples = NULL;
+	PGresult *runs = NULL, *samples = NULL, *sums = NULL;
 	struct side_run *rs = NULL;
 	struct buf ids = BUF_INIT;
 	const char *params[7];
@@ -340,7 +392,7 @@ int cmp_load_side(PGconn *c, struct cmp_set *set, int side, const struct cmp_fil
 	for (int i = 0; i < nr; i++) {
 		size_t nm;
 		long *mids;
-		int bad, archived = 0;
+		int bad;
 
 		params[0] = PQgetvalue(runs, i, 0);
 		params[1] = PQgetvalue(runs, i, 6);
@@ -348,9 +400,11 @@ int cmp_load_side(PGconn *c, struct cmp_set *set, int side, const struct cmp_fil
 		samples = db_exec_binary(c, SQL_RUN_SAMPLES, 3, params);
 		if (db_ok(samples) && !PQntuples(samples)) { /* archived? */
 			PQclear(samples);
-			params[1] = f->metric_like;
-			samples = db_exec_binary(c, SQL_RUN_SUMMARIES, 2, params);
-			archived = 1;
+			samples = NULL;
+			if (load_archived(c, set, side, &rs[i], PQgetvalue(runs, i, 0), buf_str(&ids),
+					  f->metric_like, &sums, failed))
+				goto out;
+			continue;
 		}
 		if (!db_ok(samples)) {
 			*failed = samples;
@@ -362,10 +416,7 @@ int cmp_load_side(PGconn *c, struct cmp_set *set, int side, const struct cmp_fil
 		free(mids);
 		if (bad)
 			goto out;
-		if (archived)
-			add_run_summaries(set, side, &rs[i], samples);
-		else
-			add_run(set, side, &rs[i], samples);
+		add_run(set, side, &rs[i], samples);
 		PQclear(samples);
 		samples = NULL;
 	}
@@ -379,5 +430,6 @@ out:
 	buf_release(&ids);
 	PQclear(runs);
 	PQclear(samples);
+	PQclear(sums);
 	return rc;
 }
