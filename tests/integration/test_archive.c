@@ -276,12 +276,36 @@ static int cli(const char *const *args, char **out, char **err)
 	return kperfd_cli(&K, args, out, err);
 }
 
+#define NCMPS 4
+static const char *const cmps[NCMPS] = {CMP_OLD, CMP_MIX, CMP_OLD "&format=lkp",
+					CMP_OLD "&format=mmtests"};
+
+/* restore-archive of month says `said`; then the trend and the compares
+ * answer byte for byte what they did before the archive (t0, c0) */
+static void restore_as_before(const char *month, const char *said, const char *t0,
+			      char *const *c0)
+{
+	const char *args[] = {"restore-archive", month, NULL};
+	char *out = NULL, *err = NULL, *t;
+
+	cr_assert_eq(cli(args, &out, &err), 0, "%s", err);
+	cr_assert(strstr(out, said), "%s", out);
+	free(out);
+	free(err);
+	t = get_body(TREND);
+	same_text(t, t0, "trend");
+	free(t);
+	for (int i = 0; i < NCMPS; i++) {
+		char *c = get_body(cmps[i]);
+		same_text(c, c0[i], cmps[i]);
+		free(c);
+	}
+}
+
 Test(archive, archive_then_restore)
 {
-	char *month, *before_arg, *v, *others, *others_after, *t0, *t1, *t2, *c0[4], *c1[4], *c2[4];
+	char *month, *before_arg, *v, *others, *others_after, *t0, *t1, *c0[NCMPS], *c1[NCMPS];
 	char *out = NULL, *err = NULL, dump[300];
-	static const char *const cmps[4] = {CMP_OLD, CMP_MIX, CMP_OLD "&format=lkp",
-					    CMP_OLD "&format=mmtests"};
 
 	post_history();
 	month = sql_text("SELECT to_char(now() - interval '3 months', 'YYYY-MM')");
@@ -294,7 +318,7 @@ Test(archive, archive_then_restore)
 		     NOLD * NRUNS * SAMPLES_A_RUN);
 
 	t0 = get_body(TREND);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < NCMPS; i++)
 		c0[i] = get_body(cmps[i]);
 
 	/* bad arguments: the reason, nothing archived */
@@ -347,7 +371,7 @@ Test(archive, archive_then_restore)
 	cr_assert(in_archive_schema(month), "the partition is in schema archive");
 
 	t1 = get_body(TREND);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < NCMPS; i++)
 		c1[i] = get_body(cmps[i]);
 	same_trend(t0, t1, NOLD);
 	same_compare(c0[0], c1[0]);
@@ -356,21 +380,7 @@ Test(archive, archive_then_restore)
 	same_mmtests(c0[3], c1[3]);
 
 	/* back from the schema: the answers of before, byte for byte */
-	{
-		const char *args[] = {"restore-archive", month, NULL};
-		cr_assert_eq(cli(args, &out, &err), 0, "%s", err);
-		cr_assert(strstr(out, "partition attached again, 54 summaries dropped"), "%s", out);
-		free(out);
-		free(err);
-	}
-	t2 = get_body(TREND);
-	same_text(t2, t0, "trend");
-	for (int i = 0; i < 4; i++) {
-		c2[i] = get_body(cmps[i]);
-		same_text(c2[i], c0[i], cmps[i]);
-		free(c2[i]);
-	}
-	free(t2);
+	restore_as_before(month, "partition attached again, 54 summaries dropped", t0, c0);
 	cr_assert_eq(strtol(sql_text("SELECT count(*) FROM sample_summary"), NULL, 10), 0);
 
 	/* into a pg_dump file, the table dropped; back from the file */
@@ -397,23 +407,11 @@ Test(archive, archive_then_restore)
 	t1 = get_body(TREND);
 	same_trend(t0, t1, NOLD);
 	free(t1);
-	{
-		const char *args[] = {"restore-archive", month, NULL};
-		cr_assert_eq(cli(args, &out, &err), 0, "%s", err);
-		cr_assert(strstr(out, "restored"), "%s", out);
-		free(out);
-		free(err);
-	}
-	t2 = get_body(TREND);
-	same_text(t2, t0, "trend");
-	for (int i = 0; i < 4; i++) {
-		c2[i] = get_body(cmps[i]);
-		same_text(c2[i], c0[i], cmps[i]);
-		free(c2[i]);
+	restore_as_before(month, "restored", t0, c0);
+	for (int i = 0; i < NCMPS; i++) {
 		free(c0[i]);
 		free(c1[i]);
 	}
-	free(t2);
 	free(t0);
 	free(month);
 	free(before_arg);
