@@ -38,7 +38,7 @@ MIGRATIONS := $(sort $(wildcard migrations/[0-9][0-9][0-9]_*.sql))
 VENDOR     := static/vendor/chart.umd.min.js static/vendor/chartjs-plugin-zoom.min.js \
               static/vendor/hammer.min.js
 
-.PHONY: all deps run stop test unit bench bench-detect bench-capacity fuzz install clean format vendor
+.PHONY: all deps run stop test check unit bench bench-detect bench-capacity fuzz install clean format vendor
 all: $(BUILD)/kperfd $(BUILD)/tests/kperf-tests vendor
 
 $(BUILD)/kperfd: $(BUILD)/obj/server/main.o $(SERVER_OBJ)
@@ -101,6 +101,11 @@ stop:
 test:
 	scripts/deps.sh test
 	scripts/test.sh
+
+# The fast way in: the plain build's tests whose suite/test name matches
+# the glob T (e.g. make check T='compare/*'), no ASan, no browser.
+check:
+	scripts/check.sh '$(T)'
 
 # Speed as ratios against a baseline measured in the same run.
 bench: $(BUILD)/kperfd $(BUILD)/bench/ingest $(BUILD)/bench/load $(BUILD)/bench/minimal \

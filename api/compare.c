@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "compare_load.h"
+#include "counters.h"
 #include "db.h"
 #include "jsonw.h"
 #include "util.h"
@@ -125,12 +126,15 @@ static int load_sides(PGconn *c, struct compare_req *q, const char *const *filte
 		status = j.status;
 		goto out;
 	}
-	if (j.done)
+	if (j.done) {
 		merge_targets(q, &j.set);
-	else
+		counters.compare_reads_helper++;
+	} else {
 		for (int i = 1; i < q->nrefs; i++)
 			if (load_side(c, q, &q->set, i, filters, &status))
 				goto out;
+		counters.compare_reads_request++;
+	}
 	rc = 0;
 out:
 	if (helped)

@@ -193,6 +193,14 @@ void api_prometheus(struct request *rq, struct reply *rp)
 		   (unsigned long)counters.decisions_made, (unsigned long)counters.alerts_sent,
 		   (unsigned long)counters.alerts_failed, (unsigned long)counters.db_connects);
 	buf_printf(b,
+		   "# HELP kperf_compare_target_reads_total Compares whose targets were read on a"
+		   " helper's connection beside the base, or after it on the request's own.\n"
+		   "# TYPE kperf_compare_target_reads_total counter\n"
+		   "kperf_compare_target_reads_total{on=\"helper\"} %lu\n"
+		   "kperf_compare_target_reads_total{on=\"request\"} %lu\n",
+		   (unsigned long)counters.compare_reads_helper,
+		   (unsigned long)counters.compare_reads_request);
+	buf_printf(b,
 		   "# HELP kperf_decision_passes_total Key groups decided at one commit by this"
 		   " kperfd (every metric of the group: one pass).\n"
 		   "# TYPE kperf_decision_passes_total counter\nkperf_decision_passes_total %lu\n",

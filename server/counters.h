@@ -24,6 +24,8 @@ struct counters {
 	_Atomic unsigned long ingest_commits;          /* ingest transactions committed */
 	_Atomic unsigned long ingest_grouped_requests; /* requests committed with others */
 	_Atomic unsigned long db_unavailable;
+	_Atomic unsigned long compare_reads_helper;  /* targets read on a helper's connection */
+	_Atomic unsigned long compare_reads_request; /* targets read after the base, on the request's */
 };
 
 extern struct counters counters;

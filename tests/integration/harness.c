@@ -154,7 +154,10 @@ void kperfd_stop(struct kperfd *k)
 /*
  * A free TCP port on 127.0.0.1 below the kernel's ephemeral range (32768 and
  * up), so no kperfd binding port 0 and no outgoing connection can take it
- * between this check and the server's own bind.
+ * between this check and the server's own bind. The test processes that run
+ * side by side (criterion's --jobs, the two suites) pick from the same range:
+ * a port is also claimed with a file in $KPERF_TEST_TMP/ports, made with
+ * O_EXCL, so no two of them are handed the same one in a run.
  */
 static struct sockaddr_in loopback(int port)
 {
@@ -165,6 +168,22 @@ static struct sockaddr_in loopback(int port)
 	a.sin_port = htons((uint16_t)port);
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	return a;
+}
+
+static int port_claim(int port)
+{
+	const char *tmp = getenv("KPERF_TEST_TMP") ? getenv("KPERF_TEST_TMP") : "/tmp";
+	char path[600];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/ports", tmp);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/ports/%d", tmp, port);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
 }
 
 int harness_free_port(void)
@@ -178,7 +197,7 @@ int harness_free_port(void)
 
 		ok = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
 		close(fd);
-		if (ok)
+		if (ok && port_claim(ntohs(a.sin_port)))
 			return ntohs(a.sin_port);
 	}
 	cr_assert_fail("no free port in 20000-31999");
@@ -502,6 +521,25 @@ PGconn *harness_db(const struct kperfd *k)
 	PGconn *c = PQconnectdb(k->conninfo);
 	cr_assert_eq(PQstatus(c), CONNECTION_OK, "%s", PQerrorMessage(c));
 	return c;
+}
+
+long harness_metric(const struct kperfd *k, const char *name)
+{
+	struct resp r;
+	const char *p;
+	size_t len = strlen(name);
+	long v = -1;
+
+	http_get(k, "/metrics", &r);
+	cr_assert_eq(r.status, 200, "/metrics: %ld", r.status);
+	for (p = r.body; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, name, len) && p[len] == ' ') {
+			v = strtol(p + len + 1, NULL, 10);
+			break;
+		}
+	cr_assert(p && *p, "no %s in /metrics", name);
+	resp_release(&r);
+	return v;
 }
 
 long harness_count(const struct kperfd *k, const char *sql)

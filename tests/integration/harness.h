@@ -115,6 +115,10 @@ long harness_count(const struct kperfd *k, const char *sql);
 long harness_count_params(const struct kperfd *k, const char *sql, int n,
 			  const char *const *params);
 
+/* The value of a sample of k's GET /metrics, named with its labels as
+ * printed (e.g. "kperf_read_cache_hits_total"); asserts it is there. */
+long harness_metric(const struct kperfd *k, const char *name);
+
 /* Whole file, NUL-terminated; asserts it can be read. */
 char *harness_slurp(const char *path, size_t *len);
 

@@ -101,20 +101,6 @@ static void *post_many(void *arg)
 	return NULL;
 }
 
-static long metric(const struct kperfd *k, const char *name)
-{
-	struct resp r;
-	char *p;
-	long v = -1;
-
-	http_get(k, "/metrics", &r);
-	p = strstr(r.body, name);
-	if (p)
-		v = strtol(p + strlen(name), NULL, 10);
-	resp_release(&r);
-	return v;
-}
-
 Test(group_commit, concurrent_requests_each_get_their_own_answer, .timeout = 180)
 {
 	struct kperfd k;
@@ -175,8 +161,8 @@ Test(group_commit, concurrent_requests_each_get_their_own_answer, .timeout = 180
 				       " OR NOT EXISTS (SELECT 1 FROM run r WHERE r.id = s.run_id"
 				       " AND r.received_at = s.at)"),
 		     0);
-	commits = metric(&k, "\nkperf_ingest_commits_total ");
-	grouped = metric(&k, "\nkperf_ingest_grouped_requests_total ");
+	commits = harness_metric(&k, "kperf_ingest_commits_total");
+	grouped = harness_metric(&k, "kperf_ingest_grouped_requests_total");
 	cr_expect_gt(grouped, 0, "no request shared a transaction");
 	cr_expect_lt(commits, 1 + THREADS * 27, "commits %ld", commits);
 	kperfd_stop(&k);

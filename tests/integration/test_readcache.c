@@ -51,18 +51,9 @@ static void post_run(const char *run_id, const char *sha, const char *values)
 static long cache_counter(const char *name)
 {
 	char key[64];
-	struct resp r;
-	const char *p;
-	long v;
 
-	http_get(&K, "/metrics", &r);
-	cr_assert_eq(r.status, 200);
-	snprintf(key, sizeof(key), "\nkperf_read_cache_%s ", name);
-	p = strstr(r.body, key);
-	cr_assert(p, "no %s in /metrics", key + 1);
-	v = strtol(p + strlen(key), NULL, 10);
-	resp_release(&r);
-	return v;
+	snprintf(key, sizeof(key), "kperf_read_cache_%s", name);
+	return harness_metric(&K, key);
 }
 
 static void get(const char *path, struct resp *r)
