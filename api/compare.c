@@ -13,6 +13,7 @@
 #include "counters.h"
 #include "db.h"
 #include "jsonw.h"
+#include "metric_role.h"
 #include "util.h"
 #include "api.h"
 #include "compare.h"
@@ -214,8 +215,12 @@ static void put_row(struct buf *b, const struct compare_req *q, const struct cmp
 	} else {
 		buf_puts(b, "null");
 	}
-	buf_printf(b, ",\"lkp_changed\":%s,\"verdict\":\"%s\"}", row->lkp_changed ? "true" : "false",
-		   verdict_name(row->verdict));
+	buf_printf(b, ",\"lkp_changed\":%s,\"verdict\":\"%s\",\"role\":\"%s\"",
+		   row->lkp_changed ? "true" : "false", verdict_name(row->verdict),
+		   metric_role_name(metric_role(k->metric, k->suite)));
+	if (metric_kpi_rank(k->metric, k->suite) >= 0)
+		buf_printf(b, ",\"kpi_rank\":%d", metric_kpi_rank(k->metric, k->suite));
+	buf_putc(b, '}');
 }
 
 int compare_row_shown(const struct compare_req *q, const struct cmp_row *row)

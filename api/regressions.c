@@ -33,6 +33,7 @@
 	"   CASE WHEN d.ci_lo_pct IS NULL THEN NULL"                                             \
 	"   ELSE jsonb_build_array(d.ci_lo_pct, d.ci_hi_pct) END),"                              \
 	" 'test', d.test_used, 'lkp_changed', d.lkp_changed, 'verdict', d.verdict, 'kpi', d.kpi," \
+	" 'role', d.role, 'kpi_rank', d.kpi_rank," \
 	" 'state', d.state, 'note', d.note, 'recovered_by', rc.sha,"                             \
 	" 'confirmation', d.confirmation, 'bisection', d.bisection_id,"                          \
 	" 'bisected_to', (SELECT fb.sha FROM bisection bb JOIN commits fb"                       \
@@ -49,7 +50,8 @@
 /* The filters read only decision; names are looked up in subqueries, so
  * counting a long list joins nothing. JSON is built for the page alone. */
 #define LIST_ORDER                                                                       \
-	" created_at DESC, kpi DESC, verdict = 'regression' DESC, abs(change_pct) DESC NULLS LAST," \
+	" created_at DESC, kpi DESC, verdict = 'regression' DESC, kpi_rank NULLS LAST,"         \
+	" abs(change_pct) DESC NULLS LAST," \
 	" id DESC"
 /*
  * What is still to be decided (regress.c's queue), under the list's machine,
@@ -69,7 +71,7 @@
 	PENDING_QUEUE ") p), (SELECT count(*) FROM" PENDING_QUEUE ")"
 
 static const char SQL_LIST[] =
-	"WITH f AS MATERIALIZED (SELECT d.id, d.created_at, d.kpi, d.verdict, d.change_pct"
+	"WITH f AS MATERIALIZED (SELECT d.id, d.created_at, d.kpi, d.kpi_rank, d.verdict, d.change_pct"
 	" FROM decision d"
 	" WHERE d.verdict = ANY($1::text[])"
 	"  AND ($2::text IS NULL OR d.state = $2)"
@@ -78,15 +80,10 @@ static const char SQL_LIST[] =
 	"  AND ($5::text IS NULL OR d.test_id IN (SELECT id FROM test WHERE suite = $5))"
 	"  AND ($6::text IS NULL OR d.commit_id IN (SELECT id FROM commits"
 	"   WHERE series = $6 OR series_name = $6))"
+	"  AND d.role = ANY($10::text[])"
 	"  AND ($7::text IS NULL OR EXISTS (SELECT 1 FROM metric mt, variant v, commits c"
-	"   WHERE mt.id = d.metric_id AND v.id = d.variant_id AND c.id = d.commit_id AND ("
-	"   ($7 = 'lru_lock' AND (strpos(mt.name, 'lruvec_lock') > 0"
-	"       OR strpos(mt.name, 'lock_page_lruvec') > 0"
-	"       OR starts_with(mt.name, 'lock_stat.&lruvec->lru_lock.')"
-	"       OR starts_with(mt.name, 'lock_stat.&pgdat->lru_lock.')))"
-	"   OR ($7 = 'mglru' AND (v.knobs ? 'lru_gen' OR c.series_name ~* '(mglru|lru_gen|multi-gen)')"
-	"       AND (d.kpi OR mt.name ~ '^proc-vmstat\\.(pgscan_|pgsteal_|workingset_refault|"
-	"pgactivate$|pgdeactivate$|pswpin$|pswpout$)'))))))"
+	"   WHERE mt.id = d.metric_id AND v.id = d.variant_id AND c.id = d.commit_id"
+	"   AND kperf_focus_matches($7, mt.name, d.role, v.knobs, c.series_name))))"
 	" SELECT (SELECT count(*) FROM f),"
 	" coalesce((SELECT jsonb_agg(j ORDER BY" LIST_ORDER ") FROM (SELECT p.*, " DECISION_JSON " AS j"
 	"  FROM (SELECT * FROM f ORDER BY" LIST_ORDER " LIMIT $8 OFFSET $9) p"
@@ -99,7 +96,7 @@ static const char SQL_LIST[] =
 /* api_list's answer with the pending counts of SQL_LIST's last columns. */
 static void list_reply(struct request *rq, struct reply *rp, const char *const *filters)
 {
-	const char *params[9];
+	const char *params[10];
 	char lim[24], off[24];
 	long limit, offset;
 	PGconn *c;
@@ -113,11 +110,12 @@ static void list_reply(struct request *rq, struct reply *rp, const char *const *
 		params[i] = filters[i];
 	params[7] = lim;
 	params[8] = off;
+	params[9] = filters[7];
 	if (!(c = db_get())) {
 		reply_unavailable(rp);
 		return;
 	}
-	r = db_exec(c, SQL_LIST, 9, params);
+	r = db_exec(c, SQL_LIST, 10, params);
 	if (!db_ok(r) || PQntuples(r) != 1) {
 		reply_db_error(rp, c, r, "listing");
 	} else {
@@ -140,18 +138,48 @@ static int in_list(const char *s, const char *const *list)
 	return 0;
 }
 
+/*
+ * The query parameter name, a comma list of words of allowed (dflt when
+ * absent), as a PostgreSQL array literal into out; -1 after answering 400.
+ */
+static int set_param(struct request *rq, struct reply *rp, const char *name,
+		     const char *const *allowed, const char *dflt, struct buf *out)
+{
+	const char *v = http_query(rq, name);
+	char *copy = xstrdup(v && *v ? v : dflt), *save = NULL;
+	int rc = 0;
+
+	buf_putc(out, '{');
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!in_list(tok, allowed)) {
+			struct buf msg = BUF_INIT;
+			buf_printf(&msg, "%s must list", name);
+			for (const char *const *a = allowed; *a; a++)
+				buf_printf(&msg, "%s %s", a == allowed ? "" : a[1] ? "," : " or", *a);
+			reply_error(rp, 400, "invalid", name, "%s", buf_str(&msg));
+			buf_release(&msg);
+			rc = -1;
+			break;
+		}
+		buf_printf(out, "%s%s", out->len > 1 ? "," : "", tok);
+	}
+	free(copy);
+	buf_putc(out, '}');
+	return rc;
+}
+
 void api_regressions_list(struct request *rq, struct reply *rp)
 {
 	static const char *const verdicts[] = {"regression", "improvement", "changed", "noise",
 					       NULL};
 	static const char *const states[] = {"new", "acknowledged", "invalid", "fixed", NULL};
 	static const char *const focuses[] = {"lru_lock", "mglru", NULL};
-	const char *verdict = http_query(rq, "verdict");
 	const char *state = http_query(rq, "state");
 	const char *since = http_query(rq, "since");
+	static const char *const roles[] = {"kpi", "event", "info", "monitor", NULL};
 	const char *focus = http_query(rq, "focus");
-	struct buf vlist = BUF_INIT;
-	const char *filters[7];
+	struct buf vlist = BUF_INIT, rlist = BUF_INIT;
+	const char *filters[8];
 
 	if (state && !in_list(state, states)) {
 		reply_error(rp, 400, "invalid", "state",
@@ -168,25 +196,12 @@ void api_regressions_list(struct request *rq, struct reply *rp)
 		return;
 	}
 	/* verdict=a,b; by default everything but noise */
-	buf_putc(&vlist, '{');
-	if (!verdict || !*verdict) {
-		buf_puts(&vlist, "regression,improvement,changed");
-	} else {
-		char *copy = xstrdup(verdict), *save = NULL;
-		for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-			if (!in_list(tok, verdicts)) {
-				reply_error(rp, 400, "invalid", "verdict",
-					    "verdict must list regression, improvement, changed"
-					    " or noise");
-				free(copy);
-				buf_release(&vlist);
-				return;
-			}
-			buf_printf(&vlist, "%s%s", vlist.len > 1 ? "," : "", tok);
-		}
-		free(copy);
+	if (set_param(rq, rp, "verdict", verdicts, "regression,improvement,changed", &vlist) ||
+	    set_param(rq, rp, "role", roles, "kpi,event,info", &rlist)) {
+		buf_release(&vlist);
+		buf_release(&rlist);
+		return;
 	}
-	buf_putc(&vlist, '}');
 	filters[0] = buf_str(&vlist);
 	filters[1] = state;
 	filters[2] = since;
@@ -194,8 +209,10 @@ void api_regressions_list(struct request *rq, struct reply *rp)
 	filters[4] = http_query(rq, "suite");
 	filters[5] = http_query(rq, "series");
 	filters[6] = focus;
+	filters[7] = buf_str(&rlist);
 	list_reply(rq, rp, filters);
 	buf_release(&vlist);
+	buf_release(&rlist);
 }
 
 /*

@@ -12,6 +12,7 @@
 #include "compare_load.h"
 #include "db.h"
 #include "jsonw.h"
+#include "metric_role.h"
 #include "stats_lkp.h"
 #include "util.h"
 #include "api.h"
@@ -49,7 +50,8 @@ static const char SQL_PATCHES[] =
 	"  d.direction, 'base_commit', b.sha, 'base_kind', d.base_kind, 'verdict', d.verdict,"
 	"  'change_pct', d.change_pct, 'change_abs', d.change_abs, 'ci95_pct',"
 	"  CASE WHEN d.ci_lo_pct IS NULL THEN NULL ELSE jsonb_build_array(d.ci_lo_pct,"
-	"  d.ci_hi_pct) END, 'p_value', d.p_value) ORDER BY mt.name)"
+	"  d.ci_hi_pct) END, 'p_value', d.p_value, 'kpi_rank', d.kpi_rank)"
+	"  ORDER BY d.kpi_rank, mt.name)"
 	"  FROM decision d JOIN machine m ON m.id = d.machine_id JOIN test t ON t.id = d.test_id"
 	"  JOIN variant v ON v.id = d.variant_id JOIN metric mt ON mt.id = d.metric_id"
 	"  JOIN commits b ON b.id = d.base_commit_id WHERE d.commit_id = c.id AND d.kpi),"
@@ -85,7 +87,7 @@ static int put_versus(PGconn *c, long from, long to, struct buf *b)
 	for (size_t i = 0; i < set.nkeys; i++) {
 		const struct cmp_key *k = set.keys[i];
 		struct cmp_row row;
-		if (!lkp_is_benchmark(k->metric, k->suite) || cmp_row_compute(k, 1, &row))
+		if (metric_role(k->metric, k->suite) != ROLE_KPI || cmp_row_compute(k, 1, &row))
 			continue;
 		buf_puts(b, first ? "{\"machine\":" : ",{\"machine\":");
 		first = 0;

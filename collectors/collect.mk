@@ -8,6 +8,7 @@ COLLECT_SRC      := $(wildcard collectors/*.c)
 # JSON writer with shortest doubles) and the ingest contract's decoder: a run
 # kperf-collect sends is checked by the code kperfd accepts it with.
 COLLECT_SHARED   := $(BUILD)/obj/server/core/buf.o $(BUILD)/obj/server/core/util.o \
+                    $(BUILD)/obj/server/core/metric_role.o $(BUILD)/obj/server/core/command.o \
                     $(BUILD)/obj/server/core/jsonw.o $(BUILD)/obj/server/core/dtoa.o \
                     $(BUILD)/obj/api/ingest_decode.o $(BUILD)/obj/api/decode_ctx.o
 COLLECT_OBJ      := $(COLLECT_SRC:%.c=$(BUILD)/obj/%.o) $(COLLECT_SHARED)

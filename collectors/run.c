@@ -26,6 +26,7 @@
 #include "proc.h"
 #include "progress.h"
 #include "run.h"
+#include "metric_role.h"
 
 /* Output kept for parsing per iteration; past this only the tail is kept. */
 #define RUN_OUTPUT_MAX (256u * 1024u * 1024u)
@@ -197,32 +198,38 @@ static int finish(const struct collect_config *c, const struct run_opts *o, json
 }
 
 /*
- * The figure a progress line shows of an iteration's parsed metrics m: a
- * "<program>.throughput" (LKP's KPI name), else the first one the parser
- * calls higher-is-better, else the first one. NULL when m is empty.
+ * The figure a progress line shows of an iteration's parsed metrics m: the
+ * suite's headline KPI (metric_role.h: the lowest rank, the first in byte
+ * order among equals), else the first metric the parser calls
+ * higher-is-better, else the first one. NULL when m is empty.
  */
-static const char *headline(json_t *m, json_t *directions)
+static const char *headline(json_t *m, json_t *directions, const char *suite)
 {
-	const char *key, *first = NULL, *higher = NULL, *dot;
+	const char *key, *first = NULL, *higher = NULL, *best = NULL;
+	int best_rank = -1;
 	json_t *v;
 
 	json_object_foreach(m, key, v) {
 		const char *d = json_string_value(json_object_get(directions, key));
-		if ((dot = strchr(key, '.')) && !strcmp(dot, ".throughput"))
-			return key;
+		int rank = metric_kpi_rank(key, suite);
+		if (rank >= 0 && (best_rank < 0 || rank < best_rank ||
+				  (rank == best_rank && strcmp(key, best) < 0))) {
+			best = key;
+			best_rank = rank;
+		}
 		if (!first)
 			first = key;
 		if (!higher && d && !strcmp(d, "higher"))
 			higher = key;
 	}
-	return higher ? higher : first;
+	return best ? best : higher ? higher : first;
 }
 
 /* "iteration 2/5: 301 s, vm-scalability.throughput 20,717,269 KB/s; perf-profile 412 rows" */
 static void say_iteration(const struct run_opts *o, long i, double t, json_t *m, json_t *units,
 			  json_t *directions, const char *monitors)
 {
-	const char *h = headline(m, directions), *unit = NULL;
+	const char *h = headline(m, directions, o->meta.suite), *unit = NULL;
 	char secs[32], num[64] = "";
 	json_t *v;
 

@@ -16,6 +16,7 @@
 #include "http.h"
 #include "mailer.h"
 #include "migrate.h"
+#include "roles.h"
 #include "readcache.h"
 #include "regress.h"
 #include "static.h"
@@ -110,6 +111,7 @@ static int serve(void)
 {
 	sigset_t set;
 	int sig, port;
+	long roles;
 	char err[512];
 	PGconn *c;
 
@@ -140,6 +142,10 @@ static int serve(void)
 	if (regress_configure(cfg.floors, err, sizeof(err)))
 		die("KPERF_FLOORS: %s", err);
 	bootstrap_tokens(c);
+	if ((roles = roles_refresh(c, err, sizeof(err))) < 0)
+		log_error("%s", err);
+	else if (roles)
+		log_info("set the role of the decisions of %ld (test, metric) pairs", roles);
 	if (alert_secret_ensure(c))
 		die("cannot store the unsubscribe secret");
 	PQfinish(c);

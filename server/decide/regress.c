@@ -109,19 +109,20 @@ static const char SQL_UPSERT[] =
 	"INSERT INTO decision AS d (machine_id, test_id, variant_id, metric_id, commit_id,"
 	" base_commit_id, base_kind, direction, base_n, base_runs, base_mean, base_stddev_pct,"
 	" target_n, target_runs, target_mean, target_stddev_pct, change_pct, change_abs, absolute,"
-	" p_value, ci_lo_pct, ci_hi_pct, test_used, lkp_changed, verdict, kpi)"
+	" p_value, ci_lo_pct, ci_hi_pct, test_used, lkp_changed, verdict, kpi, role, kpi_rank,"
+	" role_checked)"
 	" SELECT x.machine_id, x.test_id, x.variant_id, x.metric_id, x.commit_id, x.base_commit_id,"
 	" x.base_kind, x.direction, x.base_n, x.base_runs, x.base_mean,"
 	" x.base_stddev_pct, x.target_n, x.target_runs, x.target_mean, x.target_stddev_pct,"
 	" x.change_pct, x.change_abs, x.absolute, x.p_value, x.ci_lo_pct, x.ci_hi_pct,"
-	" x.test_used, x.lkp_changed, x.verdict, x.kpi"
+	" x.test_used, x.lkp_changed, x.verdict, x.kpi, x.role, x.kpi_rank, true"
 	" FROM jsonb_to_recordset($1::jsonb) AS x(machine_id bigint, test_id bigint,"
 	"  variant_id bigint, metric_id bigint, commit_id bigint, base_commit_id bigint,"
 	"  base_kind text, direction text, base_n int,"
 	"  base_runs int, base_mean float8, base_stddev_pct float8, target_n int, target_runs int,"
 	"  target_mean float8, target_stddev_pct float8, change_pct float8, change_abs float8,"
 	"  absolute bool, p_value float8, ci_lo_pct float8, ci_hi_pct float8, test_used text,"
-	"  lkp_changed bool, verdict text, kpi bool)"
+	"  lkp_changed bool, verdict text, kpi bool, role text, kpi_rank smallint)"
 	" ON CONFLICT (machine_id, test_id, variant_id, metric_id, commit_id) DO UPDATE SET"
 	" base_commit_id = EXCLUDED.base_commit_id, base_kind = EXCLUDED.base_kind,"
 	" direction = EXCLUDED.direction, base_n = EXCLUDED.base_n, base_runs = EXCLUDED.base_runs,"
@@ -132,7 +133,9 @@ static const char SQL_UPSERT[] =
 	" absolute = EXCLUDED.absolute, p_value = EXCLUDED.p_value,"
 	" ci_lo_pct = EXCLUDED.ci_lo_pct, ci_hi_pct = EXCLUDED.ci_hi_pct,"
 	" test_used = EXCLUDED.test_used, lkp_changed = EXCLUDED.lkp_changed,"
-	" verdict = EXCLUDED.verdict, kpi = EXCLUDED.kpi, decided_at = now()";
+	" verdict = EXCLUDED.verdict, kpi = EXCLUDED.kpi, role = EXCLUDED.role,"
+	" kpi_rank = EXCLUDED.kpi_rank, role_checked = true,"
+	" decided_at = now()";
 
 /* Open regressions of each decided (group, commit) $1-$4 at older commits,
  * by the pair's index $5; read after the batch's decisions are stored. */

@@ -15,6 +15,7 @@
 #include "changepoint.h"
 #include "counters.h"
 #include "jsonw.h"
+#include "metric_role.h"
 #include "regress_decide.h"
 #include "stats_lkp.h"
 #include "util.h"
@@ -23,6 +24,8 @@ static void put_decision(struct buf *b, const struct rd_pair *p, long metric_id,
 			 const struct cmp_key *k, const struct verdict_out *o,
 			 const struct cmp_row *row)
 {
+	enum metric_role role;
+
 	buf_printf(b, "{\"machine_id\":%ld,\"test_id\":%ld,\"variant_id\":%ld,\"metric_id\":%ld,"
 		      "\"commit_id\":%ld,\"base_commit_id\":%ld,\"base_kind\":\"%s\",",
 		   p->g->machine, p->g->test, p->g->variant, metric_id, p->x, p->base, p->kind);
@@ -46,9 +49,16 @@ static void put_decision(struct buf *b, const struct rd_pair *p, long metric_id,
 	jsonw_number(b, row->welch_ok ? row->welch.ci_lo_pct : NAN);
 	buf_puts(b, ",\"ci_hi_pct\":");
 	jsonw_number(b, row->welch_ok ? row->welch.ci_hi_pct : NAN);
-	buf_printf(b, ",\"test_used\":\"%s\",\"lkp_changed\":%s,\"verdict\":\"%s\",\"kpi\":%s}",
+	role = metric_role(k->metric, k->suite);
+	buf_printf(b,
+		   ",\"test_used\":\"%s\",\"lkp_changed\":%s,\"verdict\":\"%s\",\"kpi\":%s,"
+		   "\"role\":\"%s\",\"kpi_rank\":",
 		   o->test, o->lkp_changed ? "true" : "false", verdict_name(o->verdict),
-		   lkp_is_benchmark(k->metric, k->suite) ? "true" : "false");
+		   role == ROLE_KPI ? "true" : "false", metric_role_name(role));
+	if (role == ROLE_KPI)
+		buf_printf(b, "%d}", metric_kpi_rank(k->metric, k->suite));
+	else
+		buf_puts(b, "null}");
 }
 
 /* A key of the set and the group's metric it was made from. */

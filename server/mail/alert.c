@@ -141,7 +141,7 @@ static const char SQL_ITEMS[] =
 	" (SELECT b.id FROM bisection b WHERE b.id = f.bisection_id AND b.state = 'found')"
 	" FROM m JOIN decision_facts f ON f.id = m.id JOIN test t ON t.id = f.test_id"
 	" JOIN commits b ON b.id = f.base_commit_id LEFT JOIN commits rc ON rc.id = f.recovered_by"
-	" ORDER BY f.kpi DESC, (f.verdict = 'regression') DESC,"
+	" ORDER BY f.kpi DESC, (f.verdict = 'regression') DESC, f.kpi_rank NULLS LAST,"
 	"  abs(CASE WHEN f.absolute THEN f.change_abs ELSE f.change_pct END) DESC NULLS LAST, f.id";
 
 /* The subscriptions a message serves, each with its filters in words and
