@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare_cmd.h"
 #include "compare_load.h"
 #include "counters.h"
 #include "db.h"
@@ -176,6 +177,7 @@ static void put_summary(struct buf *b, const struct cmp_side *s)
 static void put_row(struct buf *b, const struct compare_req *q, const struct cmp_row *row)
 {
 	const struct cmp_key *k = row->key;
+	const char *why;
 
 	buf_puts(b, "{\"machine\":");
 	jsonw_str(b, k->machine);
@@ -220,6 +222,10 @@ static void put_row(struct buf *b, const struct compare_req *q, const struct cmp
 		   metric_role_name(metric_role(k->metric, k->suite)));
 	if (metric_kpi_rank(k->metric, k->suite) >= 0)
 		buf_printf(b, ",\"kpi_rank\":%d", metric_kpi_rank(k->metric, k->suite));
+	if ((why = compare_cmd_not_judged(q, k->suite, row->target))) {
+		buf_puts(b, ",\"judged\":false,\"not_judged\":");
+		jsonw_str(b, why);
+	}
 	buf_putc(b, '}');
 }
 
@@ -287,6 +293,7 @@ static int put_env_diff(PGconn *c, const struct compare_req *q, struct buf *b,
 			json_decref(keys);
 		}
 	}
+	compare_cmd_env(q, b, &first);
 	buf_putc(b, ']');
 	rc = 0;
 out:
@@ -500,6 +507,10 @@ void api_compare(struct request *rq, struct reply *rp)
 		}
 	}
 	cmp_set_sort(&q.set);
+	if (compare_cmd_load(c, &q)) {
+		reply_db_status(rp, 500, "reading the runs' commands");
+		goto out;
+	}
 	if (!format || !strcmp(format, "json")) {
 		answer_json(c, &q, rp);
 	} else {
@@ -520,6 +531,7 @@ out:
 		free(q.run_ids[i]);
 	}
 	cmp_set_release(&q.set);
+	compare_cmd_release(&q);
 	buf_release(&like);
 	buf_release(&qual_keys);
 	free(variant);

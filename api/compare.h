@@ -18,6 +18,17 @@ struct compare_req {
 	struct cmp_set set;       /* keys sorted after loading */
 	size_t runs[COMPARE_SIDES_MAX];
 	char *run_ids[COMPARE_SIDES_MAX]; /* bigint[] literal of each side's runs */
+	struct compare_cmd *cmds;         /* per suite and side (compare_cmd.h) */
+	size_t ncmds;
+};
+
+/* A suite's distinct commands on one side, and their work arguments. */
+struct compare_cmd {
+	char *suite;
+	int side;
+	char **commands, **work; /* ncommands each, work sorted and distinct */
+	size_t ncommands, nwork;
+	char *not_judged;        /* targets: why rows are not judged, or NULL */
 };
 
 /* The LKP ncompare text of every (machine, test, variant) block. */

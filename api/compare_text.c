@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "compare_lkp.h"
+#include "metric_role.h"
 #include "stats_lkp.h"
 #include "stats_mmtests.h"
 #include "util.h"
@@ -29,6 +30,7 @@ void compare_render_lkp(const struct compare_req *q, struct buf *out)
 /* ---- mmtests ---- */
 
 struct mm_entry {
+	int order;     /* KPIs first, the headline's kind first (metric_role.h) */
 	char *group;   /* machine, suite, params without the operand, variant, metric */
 	char *operand; /* the operand's value, or NULL: the metric's last part */
 	const struct cmp_key *key;
@@ -36,7 +38,19 @@ struct mm_entry {
 
 static int entry_cmp(const void *a, const void *b)
 {
-	return strcmp(((const struct mm_entry *)a)->group, ((const struct mm_entry *)b)->group);
+	const struct mm_entry *x = a, *y = b;
+
+	if (x->order != y->order)
+		return x->order < y->order ? -1 : 1;
+	return strcmp(x->group, y->group);
+}
+
+/* Where a metric's tables go: KPIs by rank, then events, info, monitors. */
+static int entry_order(const struct cmp_key *k)
+{
+	int rank = metric_kpi_rank(k->metric, k->suite);
+
+	return rank >= 0 ? rank : 100 + (int)metric_role(k->metric, k->suite);
 }
 
 static const char *default_operand(json_t *params)
@@ -118,10 +132,12 @@ int compare_render_mmtests(const struct compare_req *q, struct buf *out, char *e
 		struct buf g = BUF_INIT;
 		char *rest;
 
-		if (!cmp_cell_count(&k->cell[0])) {
+		if (!cmp_cell_count(&k->cell[0]) ||
+		    (!q->metric_glob && metric_role(k->metric, k->suite) == ROLE_MONITOR)) {
 			json_decref(params);
-			continue; /* the baseline must have run it */
+			continue; /* the baseline must have run it; monitors when asked for */
 		}
+		e[n].order = entry_order(k);
 		if (opv) {
 			found_operand = 1;
 			e[n].operand = xstrdup(json_string_value(opv));

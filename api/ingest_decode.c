@@ -296,6 +296,37 @@ static int f_job(struct ctx *c, json_t *v)
 	return dc_check_object(c, v, fields, required);
 }
 
+static int f_iterations(struct ctx *c, json_t *v)
+{
+	return dc_want_integer(c, v, 1, 100000);
+}
+
+static int f_format(struct ctx *c, json_t *v)
+{
+	const char *s;
+	if (dc_want_string(c, v, 1, LIMIT_SUITE_NAME, &s))
+		return -1;
+	if (ingest_check_pattern(s, LIMIT_SUITE_NAME, "._-"))
+		return dc_fail(c, "must be 1-%d of A-Za-z0-9._-", LIMIT_SUITE_NAME);
+	return 0;
+}
+
+static int f_bool(struct ctx *c, json_t *v)
+{
+	return json_is_boolean(v) ? 0 : dc_fail(c, "must be true or false");
+}
+
+/* "collector": how kperf-collect ran the benchmark (its options), so that
+ * the run can be reproduced with the same command. */
+static int f_collector(struct ctx *c, json_t *v)
+{
+	static const struct field fields[] = {
+		{"iterations", f_iterations}, {"format", f_format}, {"profile", f_bool},
+		{"lock_contention", f_bool}, {"variant", f_params}, {NULL, NULL}};
+	static const char *const required[] = {NULL};
+	return dc_check_object(c, v, fields, required);
+}
+
 static int f_later(struct ctx *c, json_t *v)
 {
 	(void)c;
@@ -330,7 +361,7 @@ static int decode_run(struct ctx *c, json_t *run, struct run_in *out)
 		{"duration_s", f_duration}, {"command", f_long_text},	 {"exit_status", f_exit_status},
 		{"output_tail", f_output_tail}, {"environment", f_environment}, {"metrics", f_metrics},
 		{"units", f_later},	 {"directions", f_later},	 {"job", f_job},
-		{NULL, NULL}};
+		{"collector", f_collector}, {NULL, NULL}};
 	static const char *const required[] = {"run_id", "machine", "kernel", "test", "metrics",
 					       NULL};
 	json_t *empty;

@@ -33,7 +33,7 @@
 	"   CASE WHEN d.ci_lo_pct IS NULL THEN NULL"                                             \
 	"   ELSE jsonb_build_array(d.ci_lo_pct, d.ci_hi_pct) END),"                              \
 	" 'test', d.test_used, 'lkp_changed', d.lkp_changed, 'verdict', d.verdict, 'kpi', d.kpi," \
-	" 'role', d.role, 'kpi_rank', d.kpi_rank," \
+	" 'role', d.role, 'kpi_rank', d.kpi_rank, 'command_differs', d.command_differs," \
 	" 'state', d.state, 'note', d.note, 'recovered_by', rc.sha,"                             \
 	" 'confirmation', d.confirmation, 'bisection', d.bisection_id,"                          \
 	" 'bisected_to', (SELECT fb.sha FROM bisection bb JOIN commits fb"                       \

@@ -386,6 +386,18 @@ json_t *run_measure(const struct collect_config *c, const struct run_opts *o, in
 	json_object_set_new(doc, "command", json_string(s));
 	free(s);
 	json_object_set_new(doc, "exit_status", json_integer(status));
+	{
+		json_t *how = json_pack("{s:I}", "iterations", (json_int_t)o->iterations);
+		if (o->parser)
+			json_object_set_new(how, "format", json_string(o->parser));
+		if (o->profile)
+			json_object_set_new(how, "profile", json_true());
+		if (o->lock_contention)
+			json_object_set_new(how, "lock_contention", json_true());
+		if (json_object_size(o->meta.variant))
+			json_object_set(how, "variant", o->meta.variant);
+		json_object_set_new(doc, "collector", how);
+	}
 	s = rundoc_utf8_tail(buf_str(&tail), tail.len, RUNDOC_OUTPUT_TAIL_MAX);
 	json_object_set_new(doc, "output_tail", json_string(s));
 	free(s);

@@ -28,7 +28,7 @@ struct lab_policy lab_policy = {3, 21600, 1, 1000, 120};
 static const char SQL_CONFIRM_JOBS[] =
 	"WITH d AS (SELECT d.id, d.machine_id, d.test_id, d.variant_id, d.base_commit_id,"
 	"  d.commit_id, d.base_runs, d.target_runs FROM decision d" DECIDED
-	"  WHERE d.kpi AND d.verdict IN ('regression', 'improvement')"
+	"  WHERE d.kpi AND d.command_differs IS NULL AND d.verdict IN ('regression', 'improvement')"
 	"  AND (d.base_runs < $5::int OR d.target_runs < $5::int)"
 	"  AND EXISTS (SELECT 1 FROM machine_offer o WHERE o.machine_id = d.machine_id"
 	"   AND o.test_id = d.test_id)),"
@@ -53,12 +53,12 @@ static const char SQL_CONFIRM_STATE[] =
 	"  THEN coalesce(CASE WHEN d.confirmation = 'waiting' THEN d.confirm_started_at END, now())"
 	"  ELSE d.confirm_started_at END"
 	" FROM (SELECT d.id, CASE"
-	"  WHEN d.kpi AND d.verdict IN ('regression', 'improvement')"
+	"  WHEN d.kpi AND d.command_differs IS NULL AND d.verdict IN ('regression', 'improvement')"
 	"   AND (d.base_runs < $5::int OR d.target_runs < $5::int)"
 	"   THEN CASE WHEN d.confirmation = 'unconfirmed' THEN 'unconfirmed'"
 	"    WHEN EXISTS (SELECT 1 FROM machine_offer o WHERE o.machine_id = d.machine_id"
 	"     AND o.test_id = d.test_id) THEN 'waiting' ELSE 'unconfirmed' END"
-	"  WHEN d.kpi AND d.verdict IN ('regression', 'improvement')"
+	"  WHEN d.kpi AND d.command_differs IS NULL AND d.verdict IN ('regression', 'improvement')"
 	"   THEN CASE WHEN d.confirmation IN ('waiting', 'unconfirmed') THEN 'confirmed'"
 	"    ELSE d.confirmation END"
 	/* judged only with all the runs it asked for: until then it waits */
@@ -75,7 +75,7 @@ static const char SQL_COVER[] =
 	"UPDATE decision d SET bisection_id = b.id FROM bisection b,"
 	" unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[]) AS x(m, t, v, c)"
 	" WHERE d.machine_id = x.m AND d.test_id = x.t AND d.variant_id = x.v AND d.commit_id = x.c"
-	" AND d.kpi AND d.verdict = 'regression'"
+	" AND d.kpi AND d.command_differs IS NULL AND d.verdict = 'regression'"
 	" AND d.bisection_id IS NULL AND b.machine_id = d.machine_id AND b.test_id = d.test_id"
 	" AND b.variant_id = d.variant_id AND b.metric_id = d.metric_id"
 	" AND b.state IN ('running', 'found') AND d.commit_id = ANY (b.chain[2:])";
@@ -87,7 +87,7 @@ static const char SQL_COVER[] =
  */
 static const char SQL_START[] =
 	"WITH cand AS (SELECT d.* FROM decision d" DECIDED
-	"  WHERE d.kpi AND d.verdict = 'regression' AND d.base_kind <> 'parent'"
+	"  WHERE d.kpi AND d.command_differs IS NULL AND d.verdict = 'regression' AND d.base_kind <> 'parent'"
 	"  AND d.bisection_id IS NULL AND (d.confirmation IS NULL OR d.confirmation = 'confirmed')),"
 	" chain AS (SELECT * FROM (WITH RECURSIVE up(did, base, id, parent_sha, depth, path) AS ("
 	"  SELECT cand.id, cand.base_commit_id, c.id, c.parent_sha, 0, ARRAY[c.id]"

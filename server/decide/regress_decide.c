@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "changepoint.h"
+#include "command.h"
 #include "counters.h"
 #include "jsonw.h"
 #include "metric_role.h"
@@ -22,7 +23,7 @@
 
 static void put_decision(struct buf *b, const struct rd_pair *p, long metric_id,
 			 const struct cmp_key *k, const struct verdict_out *o,
-			 const struct cmp_row *row)
+			 const struct cmp_row *row, const char *command_differs)
 {
 	enum metric_role role;
 
@@ -56,9 +57,15 @@ static void put_decision(struct buf *b, const struct rd_pair *p, long metric_id,
 		   o->test, o->lkp_changed ? "true" : "false", verdict_name(o->verdict),
 		   role == ROLE_KPI ? "true" : "false", metric_role_name(role));
 	if (role == ROLE_KPI)
-		buf_printf(b, "%d}", metric_kpi_rank(k->metric, k->suite));
+		buf_printf(b, "%d", metric_kpi_rank(k->metric, k->suite));
 	else
-		buf_puts(b, "null}");
+		buf_puts(b, "null");
+	buf_puts(b, ",\"command_differs\":");
+	if (command_differs)
+		jsonw_str(b, command_differs);
+	else
+		buf_puts(b, "null");
+	buf_putc(b, '}');
 }
 
 /* A key of the set and the group's metric it was made from. */
@@ -173,6 +180,51 @@ static struct cmp_key *key_of(struct cmp_set *set, const struct cmp_prefix *pref
 			      said ? direction_parse(said, m->by_name) : m->direction);
 }
 
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The distinct work arguments of g's runs at commit index ci, sorted. */
+static size_t side_work(const struct rl_group *g, size_t ci, const char **out)
+{
+	size_t n = 0, k = 0;
+
+	for (size_t i = 0; i < g->nruns; i++)
+		if (g->runs[i].commit_idx == ci && g->runs[i].work)
+			out[n++] = g->runs[i].work;
+	qsort(out, n, sizeof(*out), str_cmp);
+	for (size_t i = 0; i < n; i++)
+		if (!k || strcmp(out[k - 1], out[i]))
+			out[k++] = out[i];
+	return k;
+}
+
+/*
+ * What differs between the work arguments of the base's and the target's
+ * commands (command.h), malloc'd, or NULL when they ran the same work (or
+ * a side posted no command).
+ */
+static char *work_differs(const struct rl_group *g, size_t bi, size_t xi)
+{
+	const char **b = xcalloc(g->nruns + 1, sizeof(*b)), **t = xcalloc(g->nruns + 1, sizeof(*t));
+	size_t nb = side_work(g, bi, b), nt = side_work(g, xi, t);
+	struct buf why = BUF_INIT;
+	int same = nb == nt;
+
+	for (size_t i = 0; same && i < nb; i++)
+		same = !strcmp(b[i], t[i]);
+	if (nb && nt && !same) {
+		if (nb == 1 && nt == 1)
+			command_work_diff(b[0], t[0], &why);
+		else
+			buf_printf(&why, "%zu kinds of command on the base, %zu on the target", nb, nt);
+	}
+	free(b);
+	free(t);
+	return why.len ? buf_detach(&why, NULL) : NULL;
+}
+
 /*
  * Decide p->x against p->base for every metric of the group: both sides'
  * runs as a compare reads them (base first, runs in id order), the history
@@ -191,9 +243,11 @@ int rd_decide(struct rd_pair *p, const struct verdict_config *cfg, struct buf *r
 	int *have, *keep;
 	double *pv;
 	long *slot;
+	char *differs;
 
 	if (xi == (size_t)-1 || bi == (size_t)-1)
 		return 0; /* the base has no runs of this group: no per-commit decision */
+	differs = work_differs(g, bi, xi);
 	cmp_set_init(&set, 2);
 	prefix = cmp_set_prefix(&set, g->mname, g->suite, g->params, g->knobs);
 	km = xcalloc(g->nmetrics + 1, sizeof(*km));
@@ -273,7 +327,7 @@ int rd_decide(struct rd_pair *p, const struct verdict_config *cfg, struct buf *r
 			outs[i].verdict = VERDICT_NOISE;
 		if (rows->len > 1)
 			buf_putc(rows, ',');
-		put_decision(rows, p, f->m->id, k, &outs[i], &row);
+		put_decision(rows, p, f->m->id, k, &outs[i], &row, differs);
 	}
 	counters.decisions_made += set.nkeys;
 	p->decided = 1;
@@ -285,6 +339,7 @@ int rd_decide(struct rd_pair *p, const struct verdict_config *cfg, struct buf *r
 	free(outs);
 	free(pv);
 	free(keep);
+	free(differs);
 	return 1;
 }
 

@@ -18,10 +18,11 @@
 #include "idmap.h"
 #include "limits.h"
 #include "regress_load.h"
+#include "command.h"
 #include "util.h"
 
 const char RL_SQL_RUNS[] =
-	"SELECT r.id, r.commit_id, r.received_at, g.id::bigint FROM key_group g"
+	"SELECT r.id, r.commit_id, r.received_at, g.id::bigint, r.command FROM key_group g"
 	" JOIN run r ON r.machine_id = g.machine_id AND r.test_id = g.test_id"
 	"  AND r.variant_id = g.variant_id"
 	" WHERE g.id = ANY($1::int[]) AND r.valid ORDER BY 4, 1";
@@ -260,6 +261,15 @@ int rl_runs(PGconn *c, struct commit_gen *gen, struct rl_group *groups, size_t n
 				r->id = (long)db_int8(runs, k, 0);
 				r->commit = (long)db_int8(runs, k, 1);
 				r->received = db_int8(runs, k, 2);
+				if (!PQgetisnull(runs, k, 4)) {
+					struct buf w = BUF_INIT, cmd = BUF_INIT;
+					buf_append(&cmd, PQgetvalue(runs, k, 4),
+						   (size_t)PQgetlength(runs, k, 4));
+					command_work_args(buf_str(&cmd), &w);
+					r->work = xstrdup(buf_str(&w));
+					buf_release(&w);
+					buf_release(&cmd);
+				}
 			}
 		}
 		i = j;
@@ -629,8 +639,10 @@ out:
 
 void rl_group_release(struct rl_group *g)
 {
-	for (size_t i = 0; i < g->nruns; i++)
+	for (size_t i = 0; i < g->nruns; i++) {
 		json_decref(g->runs[i].dirs);
+		free(g->runs[i].work);
+	}
 	for (size_t i = 0; i < g->nmetrics; i++)
 		free(g->metrics[i].segs);
 	for (size_t i = 0; i < g->nowned; i++)

@@ -24,6 +24,7 @@ struct rl_run {
 	size_t commit_idx; /* its commit in the group's commits */
 	json_t *dirs;      /* its "directions" once rl_samples read them, else NULL */
 	int want_dirs;     /* set by the caller: read its "directions" */
+	char *work;        /* its command's work arguments (command.h), or NULL */
 };
 
 /* One run's values of one metric, in iteration order; or, for a run of an
@@ -69,7 +70,8 @@ struct rl_group {
 };
 
 /* The statements rl_runs reads: the commit epoch (binary), then the runs of
- * the key groups $1 (int[]) ordered by group and id (binary). */
+ * the key groups $1 (int[]) ordered by group and id, with their commands
+ * (binary). */
 extern const char RL_SQL_RUNS[];
 
 /*

@@ -138,7 +138,16 @@ static const char SQL_ITEMS[] =
 	" m.prev, f.sha, b.sha, rc.sha, f.change_pct, f.change_abs, f.ci_lo_pct, f.ci_hi_pct,"
 	" f.absolute, f.kpi, f.machine_id, f.test_id, f.variant_id, f.base_commit_id,"
 	" f.base_kind, f.commit_id, f.recovered_by IS NOT NULL, m.subs::text, f.confirmation,"
-	" (SELECT b.id FROM bisection b WHERE b.id = f.bisection_id AND b.state = 'found')"
+	" (SELECT b.id FROM bisection b WHERE b.id = f.bisection_id AND b.state = 'found'),"
+	" CASE WHEN f.confirmation IN ('unconfirmed', 'waiting') THEN CASE"
+	"  WHEN NOT EXISTS (SELECT 1 FROM machine_offer o WHERE o.machine_id = f.machine_id"
+	"   AND o.test_id = f.test_id) THEN 'no_agent'"
+	"  WHEN EXISTS (SELECT 1 FROM job j WHERE j.decision_id = f.id AND j.state = 'failed')"
+	"   THEN 'failed'"
+	"  WHEN NOT EXISTS (SELECT 1 FROM job j WHERE j.decision_id = f.id) THEN 'no_job'"
+	"  ELSE 'timeout' END END,"
+	" (SELECT j.failures->-1->>'reason' FROM job j WHERE j.decision_id = f.id"
+	"  AND j.state = 'failed' ORDER BY j.id DESC LIMIT 1), f.base_runs, f.target_runs"
 	" FROM m JOIN decision_facts f ON f.id = m.id JOIN test t ON t.id = f.test_id"
 	" JOIN commits b ON b.id = f.base_commit_id LEFT JOIN commits rc ON rc.id = f.recovered_by"
 	" ORDER BY f.kpi DESC, (f.verdict = 'regression') DESC, f.kpi_rank NULLS LAST,"
@@ -176,9 +185,12 @@ static const char SQL_COMMIT[] =
 static const char SQL_MACHINE[] =
 	"SELECT m.cpu_model, m.nr_cpus, m.sockets, m.memory_mb, m.name, t.suite, t.params::text,"
 	" v.knobs::text,"
-	" (SELECT r.doc->>'command' FROM run r WHERE r.commit_id = $4 AND r.machine_id = $1"
-	"  AND r.test_id = $2 AND r.variant_id = $3 AND r.valid ORDER BY r.id DESC LIMIT 1)"
-	" FROM machine m, test t, variant v WHERE m.id = $1 AND t.id = $2 AND v.id = $3";
+	" r.command, r.collector::text"
+	" FROM machine m, test t, variant v LEFT JOIN LATERAL (SELECT r.command,"
+	"  r.doc->'collector' AS collector FROM run r"
+	"  WHERE r.commit_id = $4 AND r.machine_id = $1 AND r.test_id = $2 AND r.variant_id = $3"
+	"  AND r.valid ORDER BY r.id DESC LIMIT 1) r ON true"
+	" WHERE m.id = $1 AND t.id = $2 AND v.id = $3";
 
 /* The unsubscribe token of a list of subscription ids ("3,7"). */
 static const char SQL_TOKEN[] =
@@ -393,6 +405,10 @@ static int render(PGconn *c, const struct alert_config *cfg, PGresult *claim,
 		it[i].absolute = !strcmp(PQgetvalue(items, i, 15), "t");
 		it[i].kpi = !strcmp(PQgetvalue(items, i, 16), "t");
 		it[i].confirmation = opt(items, i, 25);
+		it[i].unconfirmed = opt(items, i, 27);
+		it[i].unconfirmed_why = opt(items, i, 28);
+		it[i].base_runs = strtol(PQgetvalue(items, i, 29), NULL, 10);
+		it[i].target_runs = strtol(PQgetvalue(items, i, 30), NULL, 10);
 	}
 	served_subscriptions(items, &subs);
 	url_host(cfg->public_url, host, sizeof(host));
@@ -443,6 +459,7 @@ static int render(PGconn *c, const struct alert_config *cfg, PGresult *claim,
 		f.sockets = opt(mach, 0, 2);
 		f.memory_mb = opt(mach, 0, 3);
 		f.command = opt(mach, 0, 8);
+		f.collector = opt(mach, 0, 9);
 		if (!PQgetisnull(items, 0, 26)) {
 			const char *pb[1] = {PQgetvalue(items, 0, 26)};
 			if (!(bis = query(c, SQL_BISECTION, 1, pb, "reading the bisection")))

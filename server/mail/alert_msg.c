@@ -105,6 +105,64 @@ static void item_line(struct buf *b, const struct alert_item *it)
 			   it->ci_hi_pct);
 }
 
+/* What happened to the runs a confirmation asked for. */
+static void unconfirmed_text(struct buf *b, const struct alert_item *h)
+{
+	const char *why = h->unconfirmed ? h->unconfirmed : "timeout";
+
+	buf_printf(b, "\nThis change is unconfirmed: it rests on %ld run%s of the base and %ld of"
+		      " the commit. ",
+		   h->base_runs, h->base_runs == 1 ? "" : "s", h->target_runs);
+	if (!strcmp(why, "no_agent"))
+		buf_printf(b, "No agent on %s offers this test, so kperf could not ask for more"
+			      " runs.\n",
+			   h->machine);
+	else if (!strcmp(why, "failed"))
+		buf_printf(b, "kperf asked %s's agent for more runs; the job failed: %s\n", h->machine,
+			   h->unconfirmed_why ? h->unconfirmed_why : "(no reason given)");
+	else if (!strcmp(why, "no_job"))
+		buf_puts(b, "kperf queued no job for more runs of it.\n");
+	else
+		buf_printf(b, "kperf asked %s's agent for more runs of both commits; they did not"
+			      " come within the confirmation timeout.\n",
+			   h->machine);
+}
+
+/* The kperf-collect command that made the headline's runs: its options as
+ * the run recorded them ("collector"), the test, the commit, the command. */
+static void reproduce_text(struct buf *b, const struct alert_facts *f,
+			   const struct alert_item *h)
+{
+	json_t *how = f->collector ? json_loads(f->collector, 0, NULL) : NULL;
+	json_t *o, *v, *variant = json_object_get(how, "variant");
+	const char *key;
+
+	buf_puts(b, "\nTo reproduce:\n\n");
+	buf_printf(b, "\tkperf-collect run --suite %s", h->suite);
+	if (json_string_value(json_object_get(how, "format")))
+		buf_printf(b, " --format %s", json_string_value(json_object_get(how, "format")));
+	if (json_integer_value(json_object_get(how, "iterations")) > 0)
+		buf_printf(b, " --iterations %lld",
+			   (long long)json_integer_value(json_object_get(how, "iterations")));
+	if (json_is_true(json_object_get(how, "profile")))
+		buf_puts(b, " --profile");
+	if (json_is_true(json_object_get(how, "lock_contention")))
+		buf_puts(b, " --lock-contention");
+	o = h->params ? json_loads(h->params, 0, NULL) : NULL;
+	json_object_foreach(o, key, v)
+		buf_printf(b, " \\\n\t\t--param %s=%s", key, json_string_value(v));
+	json_decref(o);
+	/* the knobs given on its command line; without a record, the run's variant */
+	o = how ? NULL : h->variant ? json_loads(h->variant, 0, NULL) : NULL;
+	json_object_foreach(how ? variant : o, key, v)
+		buf_printf(b, " \\\n\t\t--variant %s=%s", key, json_string_value(v));
+	json_decref(o);
+	json_decref(how);
+	/* one option per line, so the command copies whole under 80 columns */
+	buf_printf(b, " \\\n\t\t--commit %s \\\n\t\t-- %s\n", f->sha ? f->sha : "?",
+		   f->command ? f->command : "<the benchmark command>");
+}
+
 static void body_report(const struct alert_facts *f, struct buf *b)
 {
 	const struct alert_item *h = &f->items[0];
@@ -126,7 +184,7 @@ static void body_report(const struct alert_facts *f, struct buf *b)
 			      " bad commit:\n\n",
 			   change, h->verdict, h->metric);
 	else
-		buf_printf(b, "FYI, kperf noticed a %s %s of %s due to commit:\n\n", change,
+		buf_printf(b, "FYI, kperf noticed a %s %s of %s\ndue to commit:\n\n", change,
 			   h->verdict, h->metric);
 	buf_printf(b, "commit: %s\n", f->sha ? f->sha : "?");
 	if (f->subject)
@@ -141,8 +199,7 @@ static void body_report(const struct alert_facts *f, struct buf *b)
 			   : !strcmp(f->base_kind, "series_base")            ? "series base"
 									      : "nearest tested ancestor");
 	if (unconfirmed(h))
-		buf_puts(b, "\nThis change is unconfirmed: kperf asked the labs for more runs of both"
-			    " commits and did not get them in time.\n");
+		unconfirmed_text(b, h);
 	if (f->bisection) {
 		buf_putc(b, '\n');
 		buf_puts(b, f->bisection);
@@ -181,23 +238,7 @@ static void body_report(const struct alert_facts *f, struct buf *b)
 		buf_puts(b, f->lkp_table);
 		buf_putc(b, NOWRAP_OFF);
 	}
-	buf_puts(b, "\nTo reproduce:\n\n");
-	buf_printf(b, "\tkperf-collect run --suite %s", h->suite);
-	{
-		json_t *o = h->params ? json_loads(h->params, 0, NULL) : NULL;
-		const char *key;
-		json_t *v;
-		json_object_foreach(o, key, v)
-			buf_printf(b, " \\\n\t\t--param %s=%s", key, json_string_value(v));
-		json_decref(o);
-		o = h->variant ? json_loads(h->variant, 0, NULL) : NULL;
-		json_object_foreach(o, key, v)
-			buf_printf(b, " \\\n\t\t--variant %s=%s", key, json_string_value(v));
-		json_decref(o);
-	}
-	/* one option per line, so the command copies whole under 80 columns */
-	buf_printf(b, " \\\n\t\t--commit %s \\\n\t\t-- %s\n", f->sha ? f->sha : "?",
-		   f->command ? f->command : "<the benchmark command>");
+	reproduce_text(b, f, h);
 	buf_puts(b, "\nIf you fix the issue, kindly add following tag\n");
 	buf_printf(b, "Reported-by: kperf <%s>\n", f->from);
 	if (f->public_url) {

@@ -20,6 +20,11 @@ struct alert_item {
 	int absolute, kpi;
 	long decision_id;
 	const char *confirmation; /* "unconfirmed", "waiting" (past its wait), ... or NULL */
+	/* why an unconfirmed one is: "no_agent" (no agent on the machine offers
+	 * the test), "failed" (the jobs failed, unconfirmed_why says how),
+	 * "timeout" (the runs did not come in time), "no_job"; NULL */
+	const char *unconfirmed, *unconfirmed_why;
+	long base_runs, target_runs;
 };
 
 struct alert_facts {
@@ -32,6 +37,7 @@ struct alert_facts {
 	const char *sha, *subject, *series, *branch, *base_kind;
 	/* the headline decision's machine and run */
 	const char *cpu_model, *nr_cpus, *sockets, *memory_mb, *command;
+	const char *collector; /* the run's "collector" object (JSON): kperf-collect's options */
 	const char *lkp_table; /* "" when LKP's rule shows no row */
 	const struct alert_item *items;
 	size_t nitems;

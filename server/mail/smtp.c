@@ -1,6 +1,8 @@
 /*
  * smtp.c - SMTP delivery through libcurl's SMTP protocol. The message is
- * uploaded from memory; libcurl does the dot-stuffing.
+ * uploaded from memory; libcurl does the dot-stuffing. The server's last
+ * refusal is kept (libcurl's debug callback sees every line it reads), so
+ * it is reported in the server's own words.
  */
 #include <curl/curl.h>
 #include <stdio.h>
@@ -26,6 +28,28 @@ static size_t read_cb(char *ptr, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
+/* The server's last refusal (a 4xx or 5xx reply line), without its line end. */
+struct last_reply {
+	char text[512];
+};
+
+static int debug_cb(CURL *h, curl_infotype type, char *data, size_t size, void *arg)
+{
+	struct last_reply *lr = arg;
+	size_t n = size;
+
+	(void)h;
+	if (type != CURLINFO_HEADER_IN || !size || (data[0] != '4' && data[0] != '5'))
+		return 0;
+	while (n && (data[n - 1] == '\n' || data[n - 1] == '\r'))
+		n--;
+	if (n >= sizeof(lr->text))
+		n = sizeof(lr->text) - 1;
+	memcpy(lr->text, data, n);
+	lr->text[n] = '\0';
+	return 0;
+}
+
 int smtp_send(const struct smtp_server *s, const char *from, const char *to, const char *msg,
 	      size_t len, char *err, size_t errlen)
 {
@@ -33,6 +57,7 @@ int smtp_send(const struct smtp_server *s, const char *from, const char *to, con
 	char addr[512];
 	struct curl_slist *rcpt = NULL;
 	struct upload up = {msg, len, 0};
+	struct last_reply reply = {""};
 	CURL *h = curl_easy_init();
 	CURLcode rc;
 	long code = 0;
@@ -56,6 +81,9 @@ int smtp_send(const struct smtp_server *s, const char *from, const char *to, con
 	curl_easy_setopt(h, CURLOPT_TIMEOUT, s->timeout_s > 0 ? s->timeout_s : 60L);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, debug_cb);
+	curl_easy_setopt(h, CURLOPT_DEBUGDATA, &reply);
+	curl_easy_setopt(h, CURLOPT_VERBOSE, 1L);
 	if (s->user) {
 		curl_easy_setopt(h, CURLOPT_USERNAME, s->user);
 		curl_easy_setopt(h, CURLOPT_PASSWORD, s->password ? s->password : "");
@@ -65,8 +93,11 @@ int smtp_send(const struct smtp_server *s, const char *from, const char *to, con
 	curl_slist_free_all(rcpt);
 	curl_easy_cleanup(h);
 	if (rc != CURLE_OK) {
-		snprintf(err, errlen, "%s%s%s (SMTP %ld)", curl_easy_strerror(rc),
-			 *curl_err ? ": " : "", curl_err, code);
+		if (*reply.text)
+			snprintf(err, errlen, "the SMTP server answered \"%s\"", reply.text);
+		else
+			snprintf(err, errlen, "%s%s%s (SMTP %ld)", curl_easy_strerror(rc),
+				 *curl_err ? ": " : "", curl_err, code);
 		return -1;
 	}
 	return 0;

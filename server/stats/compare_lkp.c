@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "compare_lkp.h"
+#include "metric_role.h"
 #include "util.h"
 
 static int same_block(const struct cmp_key *a, const struct cmp_key *b)
@@ -34,7 +35,7 @@ static void lkp_block(const struct cmp_set *set, const struct lkp_kernel *kernel
 	const char *key;
 	json_t *v;
 	char *text = NULL;
-	int targets_ran = 0;
+	int targets_ran = 0, enough = 0;
 
 	json_object_foreach(params, key, v) {
 		axis_keys[naxes] = key;
@@ -59,9 +60,21 @@ static void lkp_block(const struct cmp_set *set, const struct lkp_kernel *kernel
 		stats[i].name = k->metric;
 		stats[i].values = values + i * ncols;
 		stats[i].nvalues = nvalues + i * ncols;
+		stats[i].always = metric_role(k->metric, k->suite) == ROLE_KPI;
 	}
-	for (size_t c = 1; c < ncols; c++)
+	for (size_t c = 1; c < ncols; c++) {
 		targets_ran |= runs[c] > 0;
+		enough |= runs[c] >= LKP_MIN_RUNS;
+	}
+	enough |= runs[0] >= LKP_MIN_RUNS;
+	if (runs[0] && targets_ran && !enough) {
+		buf_printf(out, "# %s on %s: LKP's changed-stat rule needs %d runs on a side;"
+				" the base has %zu", set->keys[from]->suite, set->keys[from]->machine,
+			   LKP_MIN_RUNS, runs[0]);
+		for (size_t c = 1; c < ncols; c++)
+			buf_printf(out, ", %s %zu", ncols > 2 ? "a target" : "the target", runs[c]);
+		buf_puts(out, ". Only the KPI rows are shown, unjudged.\n");
+	}
 	if (runs[0] && targets_ran) {
 		struct lkp_block b = {naxes, axis_keys, axis_values, ncols, kernels, runs,
 				      set->keys[from]->suite, nk, stats};

@@ -136,6 +136,7 @@ struct lkp_stat {
 	const char *name;
 	const double *const *values; /* [ncols]; an entry may be NULL if n is 0 */
 	const size_t *nvalues;       /* [ncols]; 0: absent on that side */
+	int always;                  /* a row whatever LKP's rule says (a benchmark KPI) */
 };
 
 /* One block: a (machine, test, variant) both sides ran. */
@@ -155,8 +156,9 @@ struct lkp_block {
  * Renders the block as `lkp ncompare` prints it: the ==== line, the axes, the
  * commit lines, the column titles, the fail:runs section (if any), the
  * %stddev section, a blank line. Only stats that changed against the base in
- * some target (lkp_changed) get a row; when none does, or no side has 3 runs,
- * the text is empty ("").
+ * some target (lkp_changed) get a row, and those marked always; when none
+ * does the text is empty (""). With fewer than 3 runs on every side LKP's
+ * rule judges nothing: only the always rows are shown.
  * Returns 0 and sets *out to a NUL-terminated string the caller must free()
  * (and *len, if not NULL, to its length); -1 on bad input or out of memory,
  * with *out set to NULL.

@@ -201,6 +201,9 @@ int lkp_format_value(char *buf, size_t cap, double v)
 {
 	if (buf == NULL && cap > 0)
 		return -1;
+	/* a value that "%.2f" would print as 0.00 keeps three digits */
+	if (v != 0 && fabs(v) < 0.005)
+		return fmt_g(buf, cap, v, 10, 3, 0);
 	if (fabs(v) < 1000)
 		return fmt_f(buf, cap, v, 10, 2, 0);
 	if (fabs(v) > 100000000)
@@ -499,16 +502,16 @@ int lkp_render(const struct lkp_block *b, char **out, size_t *len)
 	for (size_t c = 0; c < b->ncols; c++)
 		if (b->runs[c] >= LKP_MIN_RUNS)
 			enough = 1;
-	if (enough && b->nstats > 0) {
+	if (b->nstats > 0) {
 		rows = calloc(b->nstats, sizeof(*rows));
 		if (rows == NULL)
 			goto out;
 	}
-	for (size_t i = 0; enough && i < b->nstats; i++) {
+	for (size_t i = 0; i < b->nstats; i++) {
 		const struct lkp_stat *s = &b->stats[i];
-		int show = 0;
+		int show = s->always;
 
-		for (size_t c = 1; c < b->ncols && !show; c++) {
+		for (size_t c = 1; enough && c < b->ncols && !show; c++) {
 			int r = lkp_changed(s->name, b->suite, s->values[0], s->nvalues[0],
 					    b->runs[0], s->values[c], s->nvalues[c], b->runs[c]);
 

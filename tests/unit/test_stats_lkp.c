@@ -500,12 +500,12 @@ Test(lkp, block_seed_003_shape)
 	const double *t_v[2] = {tb, ta}, *f_v[2] = {fb, fa}, *u_v[2] = {ub, ua},
 		     *p_v[2] = {pb, pa}, *d_v[2] = {db, da}, *s_v[2] = {sb, sb};
 	const struct lkp_stat stats[] = {
-		{"perf-profile.calltrace.cycles-pp._raw_spin_lock_irqsave.folio_lruvec_lock_irqsave", p_v, four},
-		{"vmstat.cpu.us", s_v, four}, /* unchanged: no row */
-		{"mpstat.cpu.all.usr%", u_v, four},
-		{"vm-scalability.throughput", t_v, four},
-		{"dmesg.WARNING:at_mm/vmscan.c", d_v, four},
-		{"vm-scalability.free_time", f_v, four},
+		{"perf-profile.calltrace.cycles-pp._raw_spin_lock_irqsave.folio_lruvec_lock_irqsave", p_v, four, 0},
+		{"vmstat.cpu.us", s_v, four, 0}, /* unchanged: no row */
+		{"mpstat.cpu.all.usr%", u_v, four, 0},
+		{"vm-scalability.throughput", t_v, four, 0},
+		{"dmesg.WARNING:at_mm/vmscan.c", d_v, four, 0},
+		{"vm-scalability.free_time", f_v, four, 0},
 	};
 	struct lkp_block blk = {4, keys, vals, 2, kernels, runs, "vm-scalability", N(stats), stats};
 	const char *want =
@@ -567,8 +567,8 @@ Test(lkp, block_two_targets_and_nothing_changed)
 	const size_t runs[3] = {3, 3, 3}, three[3] = {3, 3, 3};
 	const double b[] = {13.11, 13.11, 13.11}, a1[] = {1.79, 1.79, 1.79}, a2[] = {13.11, 13.11, 13.11};
 	const double *v[3] = {b, a1, a2}, *same[3] = {b, a2, a2};
-	const struct lkp_stat stats[1] = {{"perf-profile.self.folio_lruvec_lock_irqsave", v, three}};
-	const struct lkp_stat quiet[1] = {{"perf-profile.self.folio_lruvec_lock_irqsave", same, three}};
+	const struct lkp_stat stats[1] = {{"perf-profile.self.folio_lruvec_lock_irqsave", v, three, 0}};
+	const struct lkp_stat quiet[1] = {{"perf-profile.self.folio_lruvec_lock_irqsave", same, three, 0}};
 	struct lkp_block blk = {0, NULL, NULL, 3, kernels, runs, "memtier", 1, stats};
 	char *out;
 
