@@ -274,17 +274,20 @@ static const char SQL_CLAIM[] =
 	"  'reason', j.reason))::text";
 
 /* The claiming machine exists from its first claim, and so do the tests it
- * offers (a test is its suite and params); what it offers is kept. */
+ * offers (a test is its suite and params); what it offers is what its last
+ * claim listed (an agent restarted with a smaller catalogue offers less). */
 static const char SQL_TESTS[] =
 	"INSERT INTO test (suite, params) SELECT o.suite, o.params"
 	" FROM jsonb_to_recordset($1::jsonb) AS o(suite text, params jsonb)"
 	" ON CONFLICT (suite, params) DO NOTHING";
 static const char SQL_OFFER[] =
 	"WITH m AS (INSERT INTO machine (name) VALUES ($1)"
-	"  ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name RETURNING id)"
-	" INSERT INTO machine_offer (machine_id, test_id)"
-	" SELECT m.id, t.id FROM m, test t, jsonb_to_recordset($2::jsonb) AS o(suite text, params jsonb)"
-	" WHERE t.suite = o.suite AND t.params = o.params"
+	"  ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name RETURNING id),"
+	" o AS (SELECT t.id FROM test t, jsonb_to_recordset($2::jsonb) AS o(suite text, params jsonb)"
+	"  WHERE t.suite = o.suite AND t.params = o.params),"
+	" gone AS (DELETE FROM machine_offer x USING m WHERE x.machine_id = m.id"
+	"  AND x.test_id NOT IN (SELECT id FROM o))"
+	" INSERT INTO machine_offer (machine_id, test_id) SELECT m.id, o.id FROM m, o"
 	" ON CONFLICT (machine_id, test_id) DO UPDATE SET last_claim_at = now()";
 
 /* The claim's tests as [{suite, params}] with canonical params, or NULL answered. */

@@ -55,6 +55,11 @@ static const char SQL_RELEASE[] =
 	" WHERE c.release = $1 OR c.id IN (SELECT commit_id FROM run WHERE release = $1)"
 	" ORDER BY c.sha IS NULL, c.id";
 
+/* A tag as git describe names it (v6.4-rc4): the commit described so. */
+static const char SQL_DESCRIBE[] =
+	"SELECT c.id, coalesce(c.sha, c.release), c.subject FROM commits c WHERE c.describe = $1"
+	" ORDER BY c.sha IS NULL, c.id LIMIT 1";
+
 /* A series: its last patch, the one no other patch of it names as parent. */
 static const char SQL_SERIES[] =
 	"WITH s AS (SELECT * FROM commits WHERE series = $1 OR (series_name = $1 AND"
@@ -93,7 +98,7 @@ static void take(struct ref *r, PGresult *res)
 
 int ref_resolve(PGconn *c, struct ref *r, struct reply *rp, const char *field)
 {
-	static const char *const steps[] = {SQL_RELEASE, SQL_SERIES};
+	static const char *const steps[] = {SQL_RELEASE, SQL_DESCRIBE, SQL_SERIES};
 	PGresult *res = NULL;
 
 	if (all_hex(r->kernel, 40, 40)) {
@@ -127,8 +132,14 @@ int ref_resolve(PGconn *c, struct ref *r, struct reply *rp, const char *field)
 			goto found;
 		PQclear(res);
 	}
-	reply_error(rp, 404, "not_found", field,
-		    "no commit, release or series matches \"%s\"", r->kernel);
+	if (all_hex(r->kernel, 1, 6))
+		reply_error(rp, 400, "invalid", field,
+			    "\"%s\" is too short for a sha: an abbreviation needs 7 or more hex"
+			    " digits",
+			    r->kernel);
+	else
+		reply_error(rp, 404, "not_found", field,
+			    "no commit, release, tag or series matches \"%s\"", r->kernel);
 	return -1;
 found:
 	take(r, res);

@@ -128,7 +128,10 @@ void api_run_get(struct request *rq, struct reply *rp)
 		reply_unavailable(rp);
 		return;
 	}
-	r = db_exec(c, "SELECT doc::text FROM run WHERE run_id = $1", 1, params);
+	r = db_exec(c,
+		    "SELECT CASE WHEN valid THEN doc ELSE doc || jsonb_build_object('valid', false,"
+		    " 'invalidated_at', invalidated_at) END::text FROM run WHERE run_id = $1",
+		    1, params);
 	if (!db_ok(r))
 		reply_db_error(rp, c, r, "reading the run");
 	else if (PQntuples(r) == 0)

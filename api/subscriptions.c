@@ -106,7 +106,7 @@ void api_subscriptions_post(struct request *rq, struct reply *rp)
 	char *files = NULL, *files_like = NULL, *vlist = NULL;
 	struct buf like = BUF_INIT;
 	json_error_t err;
-	json_t *body, *v, *ignored = json_array();
+	json_t *body, *v;
 	const char *key, *params[12];
 	char minpct[40];
 	PGconn *c;
@@ -120,9 +120,16 @@ void api_subscriptions_post(struct request *rq, struct reply *rp)
 			    err.line, err.column, err.text);
 		goto out;
 	}
-	json_object_foreach(body, key, v)
-		if (!in_list(key, known))
-			json_array_append_new(ignored, json_string(key));
+	json_object_foreach(body, key, v) {
+		if (!in_list(key, known)) {
+			reply_error(rp, 400, "invalid", key,
+				    "unknown key \"%.64s\": a subscription takes email, focus, series,"
+				    " suite, metric, machine, files, min_change_pct, verdicts and"
+				    " delivery",
+				    key);
+			goto out;
+		}
+	}
 	if (opt_string(body, "email", 254, &email, rp) < 0)
 		goto out;
 	if (!email || !email_ok(email)) {
@@ -237,11 +244,12 @@ void api_subscriptions_post(struct request *rq, struct reply *rp)
 			rp->status = strcmp(PQgetvalue(r, 0, 1), "t") ? 200 : 201;
 			rp->content_type = "application/json";
 			buf_puts(&rp->body, PQgetvalue(one, 0, 0));
-			if (json_array_size(ignored)) {
+			if (!focus && !series && !suite && !metric && !machine && !files &&
+			    !minpct[0]) {
 				rp->body.len--;
-				buf_puts(&rp->body, ",\"ignored\":");
-				jsonw_value(&rp->body, ignored, 0);
-				buf_putc(&rp->body, '}');
+				buf_puts(&rp->body, ",\"warning\":\"no filter: this subscription is a"
+						    " catch-all, mailed every KPI and event change of"
+						    " every machine and suite\"}");
 			}
 		} else {
 			reply_db_error(rp, c, one, "reading the subscription");
@@ -251,7 +259,6 @@ void api_subscriptions_post(struct request *rq, struct reply *rp)
 	PQclear(r);
 out:
 	json_decref(body);
-	json_decref(ignored);
 	buf_release(&like);
 	free(files);
 	free(files_like);

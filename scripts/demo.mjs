@@ -242,7 +242,7 @@ function memtier() {
   const base = sha();
   const target = 'f1989218504dfe1ab4bdad3b8c0422f57c7698db';
   commits.push({ sha: base, subject: 'Linux 6.4-rc4', author: DEMO_AUTHOR, date: iso(1243), release: '6.4.0-rc4',
-    branch: 'demo/mainline' });
+    describe: 'v6.4-rc4', branch: 'demo/mainline' });
   commits.push({ sha: target, parent: base, subject: 'pagevec: Increase the size of LRU pagevecs',
     author: DEMO_AUTHOR, date: iso(1244), branch: 'demo/pagevec', files: ['include/linux/pagevec.h', 'mm/swap.c'] });
   for (const [k, c] of [[0, base], [1, target]]) {

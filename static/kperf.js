@@ -66,6 +66,33 @@ export async function apiPost(path, body, token) {
   return answer(res, path);
 }
 
+// An admin marks a run invalid (DELETE /api/v1/runs/ID): its decisions are
+// redone without it. The admin token is the one kept for this tab.
+export function invalidateButton(runId, onDone) {
+  const out = el('span', { role: 'status' });
+  const go = async () => {
+    const token = sessionStorage.getItem('kperf.adminToken') || '';
+    if (!token) {
+      put(out, 'this needs the admin token (enter it on a decision\'s page under Triage)');
+      return;
+    }
+    put(out, 'invalidating…');
+    try {
+      const res = await fetch(`/api/v1/runs/${encodeURIComponent(runId)}`, {
+        method: 'DELETE', headers: { Authorization: `Bearer ${token}` },
+      });
+      rememberWrite(res);
+      await answer(res, `/api/v1/runs/${runId}`);
+      put(out, 'invalidated: its decisions are redone without it');
+      if (onDone) onDone();
+    } catch (e) {
+      put(out, `invalidating failed: ${errorText(e)}`);
+    }
+  };
+  return el('span', { class: 'invalidate' },
+    el('button', { type: 'button', class: 'invalidate-run', title: `mark run ${runId} invalid (admin)`, onclick: go }, 'invalidate'), ' ', out);
+}
+
 // Query string from an object; skips empty values, repeats arrays.
 export function qs(obj) {
   const p = new URLSearchParams();

@@ -217,9 +217,21 @@ async function chains(ctx, axis, st) {
     return { c, bn: v(b, 'contended'), tn: v(t, 'contended'), bw: v(b, 'wait_total_us'), tw: v(t, 'wait_total_us'),
       bmax: v(b, 'wait_max_us'), tmax: v(t, 'wait_max_us') };
   });
-  const or0 = (v) => (v == null ? el('span', { class: 'muted' }, 'none') : Number.isInteger(v) ? v.toLocaleString('en-US') : fmtNum(v));
+  // a side that ran perf lock and saw no contention of a caller has none; one
+  // that did not run it has nothing recorded
+  const recorded = (side) => [...side.mean.keys()].some((n) => n.startsWith('perf-lock.'));
+  const orNone = (side) => (v) => (v != null ? (Number.isInteger(v) ? v.toLocaleString('en-US') : fmtNum(v))
+    : el('span', { class: 'muted' }, recorded(side) ? 'none' : 'not recorded'));
+  const ob = orNone(b), ot = orNone(t);
   const pctChange = (x, y) => (x && y != null ? fmtPct(100 * (y - x) / x) : '–');
-  const chain = (n) => el('span', { class: 'chain' }, n.replace(/^perf-profile\.(calltrace|self)\.cycles-pp\./, (_, k) => (k === 'self' ? 'self: ' : '')).split('.').join(' → '));
+  // calltrace rows are chains (caller → callee); self and children rows
+  // are one function's own cycles and its cycles with its callees'
+  const chain = (n) => {
+    const m = /^perf-profile\.(calltrace|self|children)\.cycles-pp\.(.*)$/.exec(n);
+    if (!m) return el('span', { class: 'chain' }, n);
+    if (m[1] !== 'calltrace') return el('span', { class: 'chain' }, `${m[1] === 'self' ? 'self' : 'with children'}: ${m[2]}`);
+    return el('span', { class: 'chain' }, m[2].split('.').join(' → '));
+  };
   const pp = (v) => (v == null ? el('span', { class: 'muted' }, 'absent') : `${v.toFixed(2)}%`);
   const href = `/compare${qs({ base: baseRef, target: targetRef, machine: ctx.machine, suite: ctx.suite, params: ctx.params })}`;
   return el('section', {},
@@ -240,10 +252,10 @@ async function chains(ctx, axis, st) {
     ], stats) : null,
     callers.length ? table([
       { key: 'c', label: 'LRU lock caller (perf lock contention)', cls: 'metric', cell: (r) => r.c },
-      { key: 'bn', label: 'contended, base', num: true, cell: (r) => or0(r.bn) },
-      { key: 'tn', label: 'target', num: true, cell: (r) => or0(r.tn) },
-      { key: 'bw', label: 'total wait µs, base', num: true, cell: (r) => or0(r.bw) },
-      { key: 'tw', label: 'target', num: true, cell: (r) => or0(r.tw) },
+      { key: 'bn', label: 'contended, base', num: true, cell: (r) => ob(r.bn) },
+      { key: 'tn', label: 'target', num: true, cell: (r) => ot(r.tn) },
+      { key: 'bw', label: 'total wait µs, base', num: true, cell: (r) => ob(r.bw) },
+      { key: 'tw', label: 'target', num: true, cell: (r) => ot(r.tw) },
       { key: 'cw', label: 'change', num: true, cell: (r) => pctChange(r.bw, r.tw) },
       { key: 'mx', label: 'max wait µs, base → target', num: true, narrow: false, cell: (r) => `${fmtNum(r.bmax)} → ${fmtNum(r.tmax)}` },
     ], callers, { caption: 'Callers of the LRU lock: contentions and time waited per run (perf-lock rows, mean of the runs)' }) : null);

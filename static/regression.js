@@ -4,7 +4,7 @@
 // what the API keeps of its history.
 import {
   $, el, put, api, apiPost, qs, status, showError, errorText, link, units, fmtNum, fmtPct, fmtSigned, fmtCI,
-  fmtP, fmtDate, kernelName, shortSha, pairs, machineTag, verdictTag,
+  fmtP, fmtDate, kernelName, shortSha, pairs, machineTag, verdictTag, invalidateButton,
 } from './kperf.js';
 import { chartBox, stripChart, makeChart, color } from './charts.js';
 
@@ -176,8 +176,8 @@ async function render(d, message) {
         `${fmtDate(h.at)}: ${h.state}`, h.by ? ` by ${h.by}` : '', h.note ? ` — ${h.note}` : '')))
       : el('p', { class: 'muted small' }, 'No triage yet.')),
     el('section', {}, el('h2', {}, 'Runs'), el('div', { class: 'sides' },
-      el('div', { class: 'side base' }, el('h3', {}, 'base'), el('ul', { class: 'plain' }, (d.base_runs || []).map((r) => el('li', {}, link(`/runs/${encodeURIComponent(r)}`, r))))),
-      el('div', { class: 'side target' }, el('h3', {}, 'commit'), el('ul', { class: 'plain' }, (d.target_runs || []).map((r) => el('li', {}, link(`/runs/${encodeURIComponent(r)}`, r))))))));
+      el('div', { class: 'side base' }, el('h3', {}, 'base'), el('ul', { class: 'plain' }, (d.base_runs || []).map((r) => el('li', {}, link(`/runs/${encodeURIComponent(r)}`, r), ' ', invalidateButton(r))))),
+      el('div', { class: 'side target' }, el('h3', {}, 'commit'), el('ul', { class: 'plain' }, (d.target_runs || []).map((r) => el('li', {}, link(`/runs/${encodeURIComponent(r)}`, r), ' ', invalidateButton(r))))))));
   if (d.bisection) bisection(d, $('#bisection'));
   stripChart(box, [
     { label: `base ${kernelName(d.base_commit).slice(0, 12)}`, values: d.base_samples || [] },

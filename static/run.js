@@ -3,7 +3,7 @@
 // metric with its samples and statistics, and the kept output tail.
 import {
   $, el, put, api, qs, status, showError, table, link, fmtNum, fmtDate, kernelName, shortSha, pairs,
-  machineTag, isKpi,
+  machineTag, isKpi, invalidateButton,
 } from './kperf.js';
 
 const view = $('#view');
@@ -65,6 +65,9 @@ async function render() {
     : null;
   put(view,
     el('h1', { class: 'wrap-anywhere' }, `Run ${run.run_id}`),
+    run.valid === false
+      ? el('p', { class: 'status error', id: 'run-invalid' }, `Invalid since ${fmtDate(run.invalidated_at)}: an admin marked it so; no decision counts it.`)
+      : el('p', { class: 'controls' }, invalidateButton(run.run_id, render)),
     el('p', { class: 'lead' }, machineTag(m.name), ' · ', el('strong', {}, t.suite || '?'), ' ',
       el('span', { class: 'mono' }, pairs(t.params)), run.variant && Object.keys(run.variant).length ? ` · variant ${pairs(run.variant)}` : '',
       ' · kernel ', el('span', { class: 'mono' }, kernelName(k.commit, k.release))),

@@ -75,8 +75,9 @@ function newForm() {
     body.delivery = f.get('delivery');
     body.verdicts = f.getAll('verdicts');
     try {
-      await apiPost('/api/v1/subscriptions', body, token());
-      status($('#new-status'), 'ok', `Subscribed ${body.email}.`);
+      const made = await apiPost('/api/v1/subscriptions', body, token());
+      status($('#new-status'), made && made.warning ? 'error' : 'ok', `Subscribed ${body.email}.`,
+        made && made.warning ? ` Warning: ${made.warning}.` : '');
       form.reset();
       form.querySelector('input[value=regression]').checked = true;
       load();
