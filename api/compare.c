@@ -161,9 +161,9 @@ static void put_side_ref(struct buf *b, const struct compare_req *q, int i)
 	buf_printf(b, ",\"runs\":%zu}", q->runs[i]);
 }
 
-static void put_summary(struct buf *b, const struct cmp_side *s)
+static void put_summary(struct buf *b, const struct cmp_side *s, size_t runs)
 {
-	buf_printf(b, "{\"n\":%zu,\"mean\":", s->n);
+	buf_printf(b, "{\"n\":%zu,\"runs\":%zu,\"mean\":", s->n, runs);
 	jsonw_number(b, s->mean);
 	buf_puts(b, ",\"stddev_pct\":");
 	jsonw_number(b, s->stddev_pct);
@@ -190,9 +190,9 @@ static void put_row(struct buf *b, const struct compare_req *q, const struct cmp
 	buf_puts(b, ",\"target_ref\":");
 	jsonw_str(b, q->refs[row->target].text);
 	buf_puts(b, ",\"base\":");
-	put_summary(b, &row->base);
+	put_summary(b, &row->base, k->cell[0].nruns);
 	buf_puts(b, ",\"target\":");
-	put_summary(b, &row->tgt);
+	put_summary(b, &row->tgt, k->cell[row->target].nruns);
 	buf_puts(b, ",\"change_pct\":");
 	jsonw_number(b, row->change_pct);
 	buf_puts(b, ",\"change_abs\":");

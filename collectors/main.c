@@ -19,6 +19,7 @@
 #include "parse.h"
 #include "post.h"
 #include "progress.h"
+#include "review.h"
 #include "run.h"
 #include "spool.h"
 
@@ -45,6 +46,13 @@ static const char usage_text[] =
 	"  import --format F [--suite S] [--param k=v]... [--quiet] FILE...  post (or spool) it\n"
 	"        (FILE is a directory for mmtests-* formats: one run per iteration)\n"
 	"  formats               list the output formats\n"
+	"  compare BASE TARGET [--suite S] [--machine M] [--metric GLOB]\n"
+	"      [--format table|lkp|mmtests|json]\n"
+	"        kperfd's compare: each test's KPIs first, then event counters and the rest;\n"
+	"        machine monitors only when --metric names them; verdicts coloured on a tty\n"
+	"  trend --machine M --suite S --metric NAME [--params k=v,..] [--variant k=v,..]\n"
+	"        a metric over commits: n, mean, spread, decisions and change points\n"
+	"  series NAME           each version's patches with their KPI changes\n"
 	"\n"
 	"options (over $KPERF_SERVER, $KPERF_TOKEN, $KPERF_MACHINE, $KPERF_SPOOL and\n"
 	"the KEY=value file $KPERF_COLLECT_CONFIG, default /etc/kperf/collect.conf):\n"
@@ -285,6 +293,57 @@ static int cmd_commits(struct cli *cl)
 	return commits_command(&cl->cfg, &o);
 }
 
+/* compare BASE TARGET, trend, series NAME: their options and positionals. */
+static int cmd_review(struct cli *cl, const char *what)
+{
+	struct review_opts o;
+	const char *pos[2] = {NULL, NULL};
+	int npos = 0, want = !strcmp(what, "compare") ? 2 : !strcmp(what, "series") ? 1 : 0;
+
+	memset(&o, 0, sizeof(o));
+	for (int i = 0; i < cl->nrest; i++) {
+		char **a = cl->rest;
+		const char *v;
+		if ((v = opt_value(cl->nrest, a, &i, "--suite")))
+			o.suite = v;
+		else if ((v = opt_value(cl->nrest, a, &i, "--metric")))
+			o.metric = v;
+		else if ((v = opt_value(cl->nrest, a, &i, "--machine")))
+			o.machine = v;
+		else if ((v = opt_value(cl->nrest, a, &i, "--params")))
+			o.params = v;
+		else if ((v = opt_value(cl->nrest, a, &i, "--variant")))
+			o.variant = v;
+		else if ((v = opt_value(cl->nrest, a, &i, "--format")))
+			o.format = v;
+		else if (a[i][0] == '-' || npos >= want) {
+			err_msg("%s: unexpected \"%s\"", what, a[i]);
+			return EXIT_USAGE;
+		} else
+			pos[npos++] = a[i];
+	}
+	if (npos < want) {
+		err_msg("%s needs %s", what, want == 2 ? "a BASE and a TARGET" : "the series' NAME");
+		return EXIT_USAGE;
+	}
+	if (!cl->cfg.server) {
+		err_msg("%s needs --server URL (or KPERF_SERVER)", what);
+		return EXIT_USAGE;
+	}
+	o.base = pos[0];
+	o.target = pos[1];
+	if (!strcmp(what, "compare"))
+		return review_compare(&cl->cfg, &o);
+	if (!strcmp(what, "series"))
+		return review_series(&cl->cfg, &o);
+	if (!o.machine || !o.suite || !o.metric) {
+		err_msg("trend needs --machine, --suite and --metric (and --params, --variant"
+			" when the machine ran several)");
+		return EXIT_USAGE;
+	}
+	return review_trend(&cl->cfg, &o);
+}
+
 static int cmd_import(struct cli *cl, int deliver)
 {
 	struct import_opts o;
@@ -418,6 +477,9 @@ int main(int argc, char **argv)
 		rc = cmd_import(&cl, 1);
 	else if (!strcmp(cl.command, "formats"))
 		rc = cmd_formats();
+	else if (!strcmp(cl.command, "compare") || !strcmp(cl.command, "trend") ||
+		 !strcmp(cl.command, "series"))
+		rc = cmd_review(&cl, cl.command);
 	else {
 		err_msg("unknown command \"%s\"", cl.command);
 		fputs(usage_text, stderr);

@@ -15,47 +15,10 @@
 #include "metrics.h"
 #include "parse.h"
 #include "proc.h"
+#include "metric_role.h"
 
 /* Largest counter file read: /proc/lock_stat of a big machine. */
 #define PROC_FILE_MAX (64u * 1024u * 1024u)
-
-/* LKP's etc/event-counter-prefixes for proc-vmstat, then cumulative
- * counters LKP's list misses (workingset_nodes is a gauge). */
-static const char *const vmstat_events[] = {
-	"allocstall", "compact_", "htlb_buddy_alloc_", "kswapd_", "nr_dirtied", "nr_promoted",
-	"nr_promote_fail", "nr_promote_isolate_fail", "nr_promote_ratelimit",
-	"nr_vmscan_immediate_reclaim", "nr_written", "numa_", "pageoutrun", "pg", "pswp",
-	"slabs_scanned", "thp_", "unevictable_pgs_", "zone_reclaim_failed",
-	"workingset_refault", "workingset_activate", "workingset_restore",
-	"workingset_nodereclaim", "oom_kill", "drop_pagecache", "drop_slab", "swap_ra",
-	"zswpin", "zswpout", "zswpwb", "balloon_", "ksm_swpin_copy", "cow_ksm",
-	NULL,
-};
-
-static const char *const memcg_events[] = {
-	"pg", "workingset_refault", "workingset_activate", "workingset_restore",
-	"workingset_nodereclaim", "thp_", "zswpin", "zswpout", "zswpwb", "numa_", NULL,
-};
-
-static int has_prefix(const char *key, const char *const *prefixes)
-{
-	for (; *prefixes; prefixes++)
-		if (!strncmp(key, *prefixes, strlen(*prefixes)))
-			return 1;
-	return 0;
-}
-
-int vmstat_is_event(const char *key)
-{
-	return has_prefix(key, vmstat_events);
-}
-
-int memcg_is_event(const char *key)
-{
-	if (!strncmp(key, "total_", 6))
-		key += 6;
-	return has_prefix(key, memcg_events);
-}
 
 json_t *proc_kv_read(const char *path)
 {

@@ -28,10 +28,7 @@ void snapshot_release(struct snapshot *s);
  */
 void snapshot_delta(const struct snapshot *before, const struct snapshot *after, json_t *metrics);
 
-/* 1 when a /proc/vmstat key counts events (LKP's etc/event-counter-prefixes). */
-int vmstat_is_event(const char *key);
-/* 1 when a memory.stat key counts events (cgroup v1 "total_" keys too). */
-int memcg_is_event(const char *key);
+/* Which /proc/vmstat and memory.stat keys count events: metric_role.h. */
 
 /*
  * Read "key value" lines (vmstat, memory.stat) or "Key: value kB" lines

@@ -123,7 +123,7 @@ export function wrapLabel(text, width) {
 // Horizontal bars of change % with their 95% CI whiskers.
 // items: [{label, value, ci, verdict}]; the box grows with the number of bars,
 // and on a narrow screen the labels wrap instead of being cut.
-export function ciBarChart(box, items, { title = 'change % (95% CI)' } = {}) {
+export function ciBarChart(box, items, { title = 'change % (95% CI)', limit = null } = {}) {
   const narrow = box.wrap.clientWidth && box.wrap.clientWidth < 600;
   const width = narrow ? 16 : 70;
   const lines = Math.max(1, ...items.map((i) => [].concat(wrapLabel(i.label, width)).length));
@@ -148,6 +148,7 @@ export function ciBarChart(box, items, { title = 'change % (95% CI)' } = {}) {
       indexAxis: 'y',
       scales: {
         x: { suggestedMin: lo, suggestedMax: hi, grace: '4%', title: { display: true, text: title },
+          ...(limit ? { min: Math.max(-limit, Math.floor(lo)), max: Math.min(limit, Math.ceil(hi)) } : {}),
           grid: { color: (c) => (c.tick && c.tick.value === 0 ? '#333' : '#e3e3e3') } },
         y: { ticks: { autoSkip: false, font: { size: 11 }, callback: (_v, i) => wrapLabel(items[i].label, width) } },
       },
@@ -155,7 +156,8 @@ export function ciBarChart(box, items, { title = 'change % (95% CI)' } = {}) {
         legend: { display: false },
         tooltip: { callbacks: { label: (c) => {
           const it = items[c.dataIndex];
-          return `${fmtPct(it.value)}  CI ${fmtCI(it.ci)}%  ${it.verdict || ''}`;
+          const real = it.real || it;
+          return `${fmtPct(real.value)}  CI ${fmtCI(real.ci)}%  ${it.verdict || ''}`;
         } } },
       },
     },

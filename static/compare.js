@@ -183,26 +183,41 @@ function rowLabel(r, vary, multiTarget) {
   ].filter(Boolean).join(' ');
 }
 
+// A row's place in its test's table: KPIs by rank (the headline's kind
+// first), then event counters, then the benchmark's other rows.
+const ROLE_ORDER = { kpi: 0, event: 1, info: 2, monitor: 3 };
+const roleOf = (r) => r.role || (isKpi(r.metric, r.suite) ? 'kpi' : 'info');
+const rowOrder = (a, b) => (ROLE_ORDER[roleOf(a)] - ROLE_ORDER[roleOf(b)])
+  || ((a.kpi_rank ?? 99) - (b.kpi_rank ?? 99)) || a.metric.localeCompare(b.metric);
+const PAGE_ROWS = 40;
+
+// A Welch interval of a relative change below -100% (the normal
+// approximation on few, spread samples): a positive quantity cannot fall by
+// more than all of it. Marked, and said under the table.
+const belowAll = (r) => !absolute(r) && r.welch && r.welch.ci95_pct && r.welch.ci95_pct[0] < -100;
+
+function testGroups(rows) {
+  const groups = new Map();
+  for (const r of rows) {
+    const key = JSON.stringify([r.machine, r.suite, pairs(r.params), pairs(r.variant)]);
+    if (!groups.has(key)) groups.set(key, { machine: r.machine, suite: r.suite, params: r.params, variant: r.variant, rows: [] });
+    groups.get(key).rows.push(r);
+  }
+  return [...groups.values()];
+}
+
 function rowsTable(data, st, unitOf, onSort) {
-  const rows = data.rows;
-  const vary = {
-    machine: new Set(rows.map((r) => r.machine)).size > 1,
-    suite: new Set(rows.map((r) => r.suite)).size > 1,
-    params: varyingKeys(rows.map((r) => r.params)),
-    variant: varyingKeys(rows.map((r) => r.variant)),
-  };
   const multiTarget = data.targets.length > 1;
   const prefix = st.filter.trim();
-  // LKP lists the benchmark's own KPIs first; the API's order otherwise
-  const kpiFirst = [...rows].sort((a, b) => isKpi(b.metric, b.suite) - isKpi(a.metric, a.suite));
-  const shown = prefix ? kpiFirst.filter((r) => r.metric.startsWith(prefix)) : kpiFirst;
+  const shown = (prefix ? data.rows.filter((r) => r.metric.startsWith(prefix)) : data.rows).slice().sort(rowOrder);
   const trendHref = (r) => `/trend${qs({ machine: r.machine, suite: r.suite, params: pairs(r.params), variant: pairs(r.variant), metric: r.metric })}`;
   const mean = (v, u) => el('span', {}, fmtNum(v), u ? el('span', { class: 'unit' }, u) : null);
+  const sides = (r) => `${r.base.runs ?? '?'}/${r.target.runs ?? '?'}`;
   const cols = [
-    (vary.machine || vary.suite || vary.params.length || vary.variant.length || multiTarget)
-      ? { key: 'key', label: 'test', value: (r) => rowLabel(r, vary, multiTarget), cell: (r) => rowLabel(r, vary, multiTarget) } : null,
+    multiTarget ? { key: 'key', label: 'target', value: (r) => r.target_ref, cell: (r) => r.target_ref } : null,
     { key: 'metric', label: 'metric', cls: 'metric', value: (r) => r.metric,
-      cell: (r) => link(trendHref(r), r.metric, { title: 'trend of this metric' }) },
+      cell: (r) => [link(trendHref(r), r.metric, { title: 'trend of this metric' }),
+        r.role === 'kpi' && r.kpi_rank === 0 ? el('span', { class: 'tag kpi', title: 'the benchmark\'s headline figure' }, 'KPI') : null] },
     { key: 'base', label: 'base mean', num: true, value: (r) => r.base.mean, cell: (r) => mean(r.base.mean, unitOf(r)) },
     { key: 'bsd', label: '±%', num: true, narrow: false, title: 'base stddev in % of its mean', value: (r) => r.base.stddev_pct,
       cell: (r) => (r.base.stddev_pct == null ? '' : `${r.base.stddev_pct.toFixed(1)}%`) },
@@ -212,21 +227,64 @@ function rowsTable(data, st, unitOf, onSort) {
     { key: 'tsd', label: '±%', num: true, narrow: false, title: 'target stddev in % of its mean', value: (r) => r.target.stddev_pct,
       cell: (r) => (r.target.stddev_pct == null ? '' : `${r.target.stddev_pct.toFixed(1)}%`) },
     { key: 'ci', label: '95% CI %', num: true, title: 'Welch 95% confidence interval of the change, in % of the base mean',
-      value: (r) => (r.welch && r.welch.ci95_pct ? r.welch.ci95_pct[0] : null), cell: (r) => fmtCI(r.welch && r.welch.ci95_pct) },
-    { key: 'verdict', label: 'verdict', value: (r) => VERDICT_RANK[r.verdict], cell: (r) => verdictTag(r.verdict) },
+      value: (r) => (r.welch && r.welch.ci95_pct ? r.welch.ci95_pct[0] : null),
+      cell: (r) => [fmtCI(r.welch && r.welch.ci95_pct), belowAll(r) ? el('sup', { title: 'below -100%: see the note under the table' }, '†') : null] },
+    { key: 'verdict', label: 'verdict', value: (r) => VERDICT_RANK[r.verdict],
+      cell: (r) => (r.judged === false ? el('span', { class: 'verdict v-none', title: r.not_judged }, 'not judged') : verdictTag(r.verdict)) },
     { key: 'p', label: 'p', num: true, narrow: false, title: 'Welch two-sided p-value', value: (r) => (r.welch ? r.welch.p_value : null),
       cell: (r) => fmtP(r.welch && r.welch.p_value) },
-    { key: 'n', label: 'n', num: true, narrow: false, title: 'samples: base / target', cell: (r) => `${r.base.n}/${r.target.n}` },
+    { key: 'n', label: 'runs', num: true, narrow: false, title: 'runs of the base / of the target (their samples pooled: n of the API)', cell: sides },
     { key: 'lkp', label: 'LKP', narrow: false, title: 'LKP\'s changed-stat rule', value: (r) => (r.lkp_changed ? 1 : 0), cell: (r) => (r.lkp_changed ? '✓' : '') },
   ].filter(Boolean);
+  const opts = { sort: st.sort, dir: st.dir || 'desc', onSort, rowClass: (r) => `r-${r.verdict}` };
+  // a long table shows its first PAGE_ROWS rows and a button for the rest
+  const paged = (list) => {
+    if (list.length <= PAGE_ROWS) return table(cols, list, opts);
+    const box = el('div', {});
+    const more = el('button', { type: 'button', class: 'more-rows', onclick: () => put(box, table(cols, list, opts)) },
+      `show all ${list.length} rows`);
+    put(box, table(cols, list.slice(0, PAGE_ROWS), opts), el('p', {}, more));
+    return box;
+  };
+  const groups = testGroups(shown);
+  const notes = [];
+  if (shown.some(belowAll)) notes.push(el('p', { class: 'hint' }, '† The interval reaches below -100%: Welch\'s interval is symmetric around the change and, with few or very spread samples, its lower end passes -100%, which a positive quantity cannot fall by. Read it as a large fall known poorly; more runs narrow it.'));
   return el('div', {},
-    el('p', { class: 'muted small' }, `${shown.length} of ${rows.length} rows`,
+    el('p', { class: 'muted small' }, `${shown.length} of ${data.rows.length} rows in ${groups.length} test${groups.length === 1 ? '' : 's'}`,
       prefix ? ` with metrics starting "${prefix}"` : '', st.significant === '1' ? ', significant only' : ''),
-    table(cols, shown, { sort: st.sort, dir: st.dir || 'desc', onSort, rowClass: (r) => `r-${r.verdict}` }));
+    groups.map((g) => {
+      const zero = (r) => r.base.mean === 0 && r.target.mean === 0;
+      const main = g.rows.filter((r) => roleOf(r) !== 'monitor' && !zero(r));
+      const zeros = g.rows.filter((r) => roleOf(r) !== 'monitor' && zero(r));
+      const monitors = g.rows.filter((r) => roleOf(r) === 'monitor');
+      const why = g.rows.find((r) => r.judged === false);
+      return el('section', { class: 'test-group' },
+        el('h3', {}, machineTag(g.machine), ' · ', el('strong', {}, g.suite),
+          Object.keys(g.params || {}).length ? [' · ', el('span', { class: 'mono' }, pairs(g.params))] : null,
+          Object.keys(g.variant || {}).length ? [' · variant ', el('span', { class: 'mono' }, pairs(g.variant))] : null),
+        why ? el('p', { class: 'status error' }, `Not judged as a kernel change: ${why.not_judged}.`) : null,
+        main.length ? paged(main) : null,
+        zeros.length ? el('details', { class: 'zeros' },
+          el('summary', {}, `${zeros.length} row${zeros.length === 1 ? '' : 's'} zero on both sides`), paged(zeros)) : null,
+        monitors.length ? el('details', { class: 'monitors' },
+          el('summary', {}, `${monitors.length} machine monitor${monitors.length === 1 ? '' : 's'} (meminfo, nr_* gauges, memcg sizes, perf-profile)`),
+          paged(monitors)) : null);
+    }),
+    notes);
+}
+
+// The KPI chart's axis: the changes and intervals of most rows, not the one
+// latency row that moved +1,500%; bars past it are clamped and marked.
+function chartLimit(rows) {
+  const ends = rows.flatMap((r) => [Math.abs(r.welch.ci95_pct[0]), Math.abs(r.welch.ci95_pct[1]), Math.abs(r.change_pct)])
+    .filter(Number.isFinite).sort((a, b) => a - b);
+  if (!ends.length) return 100;
+  const p90 = ends[Math.min(ends.length - 1, Math.floor(ends.length * 0.9))];
+  return Math.max(5, Math.min(100, Math.ceil(p90 * 1.2)));
 }
 
 function kpiChart(data) {
-  const rows = data.rows.filter((r) => isKpi(r.metric, r.suite) && r.welch && r.welch.ci95_pct);
+  const rows = data.rows.filter((r) => roleOf(r) === 'kpi' && r.welch && r.welch.ci95_pct);
   if (!rows.length) return null;
   const vary = {
     machine: new Set(rows.map((r) => r.machine)).size > 1,
@@ -236,15 +294,22 @@ function kpiChart(data) {
   };
   const multiMetric = new Set(rows.map((r) => r.metric)).size > 1;
   const top = rows.length > 40 ? [...rows].sort((a, b) => Math.abs(b.change_pct) - Math.abs(a.change_pct)).slice(0, 40) : rows;
-  const items = top.map((r) => ({
-    label: [multiMetric ? r.metric : null, rowLabel(r, vary, data.targets.length > 1)].filter(Boolean).join(' · ') || r.metric,
-    value: r.change_pct, ci: r.welch.ci95_pct, verdict: r.verdict,
-  }));
+  const lim = chartLimit(top);
+  const clamp = (v) => Math.max(-lim, Math.min(lim, v));
+  const items = top.map((r) => {
+    const clamped = Math.abs(r.change_pct) > lim || Math.abs(r.welch.ci95_pct[0]) > lim || Math.abs(r.welch.ci95_pct[1]) > lim;
+    const label = [multiMetric ? r.metric : null, rowLabel(r, vary, data.targets.length > 1)].filter(Boolean).join(' · ') || r.metric;
+    return { label: clamped ? `${label} (clamped)` : label, value: clamp(r.change_pct),
+      ci: [clamp(r.welch.ci95_pct[0]), clamp(r.welch.ci95_pct[1])], verdict: r.judged === false ? 'noise' : r.verdict,
+      real: { value: r.change_pct, ci: r.welch.ci95_pct } };
+  });
+  const clampedN = items.filter((i) => i.label.endsWith('(clamped)')).length;
   const box = chartBox('change of the benchmark KPIs in % with 95% confidence intervals');
   const section = el('section', {}, el('h2', {}, 'KPIs: change with 95% CI'),
     rows.length > top.length ? el('p', { class: 'muted small' }, `the ${top.length} largest of ${rows.length} KPI rows`) : null,
+    clampedN ? el('p', { class: 'muted small', id: 'chart-clamped' }, `axis at ±${lim}%: ${clampedN} bar${clampedN === 1 ? '' : 's'} reaching past it are clamped and marked "(clamped)"; the table has their figures`) : null,
     box.wrap);
-  return { section, draw: () => ciBarChart(box, items, { title: 'change of the mean, % of base (95% CI)' }) };
+  return { section, draw: () => ciBarChart(box, items, { title: 'change of the mean, % of base (95% CI)', limit: lim }) };
 }
 
 async function textBlocks(st, node) {

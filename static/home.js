@@ -14,7 +14,7 @@ const lists = { machines: null, tests: null, series: null };
 
 function readState() {
   const p = params();
-  return Object.fromEntries([...FILTERS, 'q', 'all'].map((k) => [k, p.get(k) || '']));
+  return Object.fromEntries([...FILTERS, 'q', 'all', 'role'].map((k) => [k, p.get(k) || '']));
 }
 
 async function loadLists() {
@@ -107,8 +107,11 @@ async function drawDecisions(st, stale) {
   const filters = Object.fromEntries(FILTERS.map((k) => [k, st[k]]));
   try {
     const limits = st.all ? [200, 200] : [25, 10];
+    // the benchmarks' KPIs and the event counters beside them; totals, times
+    // and machine monitors when asked for (role=all)
+    const role = st.role === 'all' ? 'kpi,event,info,monitor' : 'kpi,event';
     const [reg, imp] = await Promise.all(['regression', 'improvement'].map((v, i) =>
-      api(`/api/v1/regressions${qs({ ...filters, verdict: v, limit: limits[i] })}`)));
+      api(`/api/v1/regressions${qs({ ...filters, verdict: v, role, limit: limits[i] })}`)));
     if (stale()) return;
     drawPending(reg, st, stale);
     const more = () => link(`/${qs({ ...st, all: '1' })}`, 'show all');
@@ -122,7 +125,10 @@ async function drawDecisions(st, stale) {
         : 'No decisions yet: kperf decides each commit against its parent (or a series patch against the series base) about a second after both have runs.');
       return;
     }
-    put(box, part('Regressions', reg, 'regression'), part('Improvements', imp, 'improvement'));
+    put(box, part('Regressions', reg, 'regression'), part('Improvements', imp, 'improvement'),
+      el('p', { class: 'muted small', id: 'roles' }, st.role === 'all'
+        ? ['All rows: KPIs, event counters, the benchmarks\' totals and times, machine monitors · ', link(`/${qs({ ...st, role: '' })}`, 'KPIs and event counters only')]
+        : ['KPIs and event counters · ', link(`/${qs({ ...st, role: 'all' })}`, 'also totals, times and machine monitors')]));
   } catch (e) {
     showError(box, e, 'loading decisions');
   }

@@ -46,7 +46,12 @@ function cell(d) {
 function patchMatrix(v) {
   const keys = new Map();
   for (const p of v.patches) for (const d of p.kpis) if (!keys.has(keyOf(d))) keys.set(keyOf(d), d);
-  const list = [...keys.values()].sort((a, b) => a.metric.localeCompare(b.metric) || keyOf(a).localeCompare(keyOf(b), undefined, { numeric: true }));
+  // a KPI some patch regressed (or improved) first, then the headline's kind
+  // (kpi_rank), then by name: the chart shows the first eight
+  const moved = (k) => v.patches.some((p) => p.kpis.some((d) => keyOf(d) === keyOf(k) && d.verdict === 'regression')) ? 0
+    : v.patches.some((p) => p.kpis.some((d) => keyOf(d) === keyOf(k) && d.verdict !== 'noise')) ? 1 : 2;
+  const list = [...keys.values()].sort((a, b) => (moved(a) - moved(b)) || ((a.kpi_rank ?? 99) - (b.kpi_rank ?? 99))
+    || a.metric.localeCompare(b.metric) || keyOf(a).localeCompare(keyOf(b), undefined, { numeric: true }));
   if (!list.length) {
     return { node: el('p', { class: 'status empty' }, 'No KPI decisions for these patches yet: they come about a second after a patch and the series base both have runs of the same test.'), list };
   }

@@ -22,6 +22,7 @@ struct kpi_rule {
 
 static const struct kpi_rule kpi_rules[] = {
 	{"sysbench", 0, "transactions_per_sec"},
+	{"sysbench", 0, "tps"},
 	{"sysbench", 0, "events_per_sec"},
 	{"sysbench", 0, "operations_per_sec"},
 	{"sysbench", 1, "mib_per_sec"},
@@ -65,18 +66,42 @@ static const char *const info_globs[] = {
 	"*duration*", "nr_*", "*count", "*errors*", "*failed*",
 };
 
-/*
- * Event counters of the rows kperf-collect adds around each iteration;
- * the rest of proc-vmstat (nr_*: gauges) and of memory.stat (sizes) are
- * monitors.
- */
-static const char *const memcg_events[] = {
-	"pg*", "workingset_*", "thp_*", "numa_*", "zswp*", "swap_ra*", "oom*",
+/* LKP's etc/event-counter-prefixes for proc-vmstat, then cumulative
+ * counters LKP's list misses (workingset_nodes is a gauge). */
+static const char *const vmstat_events[] = {
+	"allocstall", "compact_", "htlb_buddy_alloc_", "kswapd_", "nr_dirtied", "nr_promoted",
+	"nr_promote_fail", "nr_promote_isolate_fail", "nr_promote_ratelimit",
+	"nr_vmscan_immediate_reclaim", "nr_written", "numa_", "pageoutrun", "pg", "pswp",
+	"slabs_scanned", "thp_", "unevictable_pgs_", "zone_reclaim_failed",
+	"workingset_refault", "workingset_activate", "workingset_restore",
+	"workingset_nodereclaim", "oom_kill", "drop_pagecache", "drop_slab", "swap_ra",
+	"zswpin", "zswpout", "zswpwb", "balloon_", "ksm_swpin_copy", "cow_ksm",
+	NULL,
 };
 
-static int starts_with(const char *s, const char *p)
+static const char *const memcg_events[] = {
+	"pg", "workingset_refault", "workingset_activate", "workingset_restore",
+	"workingset_nodereclaim", "thp_", "zswpin", "zswpout", "zswpwb", "numa_", NULL,
+};
+
+static int has_prefix(const char *key, const char *const *prefixes)
 {
-	return strncmp(s, p, strlen(p)) == 0;
+	for (; *prefixes; prefixes++)
+		if (!strncmp(key, *prefixes, strlen(*prefixes)))
+			return 1;
+	return 0;
+}
+
+int vmstat_is_event(const char *key)
+{
+	return has_prefix(key, vmstat_events);
+}
+
+int memcg_is_event(const char *key)
+{
+	if (!strncmp(key, "total_", 6))
+		key += 6;
+	return has_prefix(key, memcg_events);
 }
 
 static int any_match(const char *const *globs, size_t n, const char *s)
@@ -138,12 +163,12 @@ enum metric_role metric_role(const char *metric, const char *suite)
 
 	if (metric_kpi_rank(metric, suite) >= 0)
 		return ROLE_KPI;
+	/* the counters collected around each iteration: events next to the
+	 * KPI (kperf-collect posts their deltas), gauges and sizes monitors */
 	if (!strcmp(program, "proc-vmstat"))
-		return starts_with(key, "nr_") ? ROLE_MONITOR : ROLE_EVENT;
+		return vmstat_is_event(key) ? ROLE_EVENT : ROLE_MONITOR;
 	if (!strcmp(program, "memcg"))
-		return any_match(memcg_events, sizeof(memcg_events) / sizeof(memcg_events[0]), key)
-			       ? ROLE_EVENT
-			       : ROLE_MONITOR;
+		return memcg_is_event(key) ? ROLE_EVENT : ROLE_MONITOR;
 	if (!strcmp(program, "lock_stat") || !strcmp(program, "perf-lock") ||
 	    !strcmp(program, "perf-stat"))
 		return ROLE_EVENT;

@@ -31,6 +31,13 @@ enum metric_role metric_role(const char *metric, const char *suite);
  */
 int metric_kpi_rank(const char *metric, const char *suite);
 
+/* 1 when a /proc/vmstat key counts events (LKP's etc/event-counter-prefixes
+ * and the counters it misses), 0 for a gauge. */
+int vmstat_is_event(const char *key);
+
+/* 1 when a memory.stat key counts events (cgroup v1 "total_" keys too). */
+int memcg_is_event(const char *key);
+
 /* "kpi", "event", "info", "monitor" */
 const char *metric_role_name(enum metric_role r);
 

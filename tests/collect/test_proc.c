@@ -12,6 +12,7 @@
 #include "../../collectors/cutil.h"
 #include "../../collectors/lockstat.h"
 #include "../../collectors/proc.h"
+#include "metric_role.h"
 #include "testutil.h"
 
 static double value(json_t *metrics, const char *name)

@@ -32,6 +32,7 @@ static const struct want wants[] = {
 	{"sysbench.events_per_sec", "sysbench", ROLE_KPI, 0},
 	{"sysbench.operations_per_sec", "sysbench", ROLE_KPI, 0},
 	{"sysbench.transactions_per_sec", "sysbench", ROLE_KPI, 0},
+	{"sysbench.tps", "sysbench", ROLE_KPI, 0},
 	{"sysbench.mib_per_sec", "sysbench", ROLE_KPI, 1},
 	{"sysbench.latency_95th_percentile_ms", "sysbench", ROLE_KPI, 3},
 	{"sysbench.latency_avg_ms", "sysbench", ROLE_KPI, 3},
@@ -76,6 +77,9 @@ static const struct want wants[] = {
 	/* machine gauges and sizes are monitors */
 	{"meminfo.Cached", "fio", ROLE_MONITOR, -1},
 	{"proc-vmstat.nr_inactive_file", "fio", ROLE_MONITOR, -1},
+	{"proc-vmstat.workingset_nodes", "fio", ROLE_MONITOR, -1},
+	{"proc-vmstat.numa_hit", "fio", ROLE_EVENT, -1},
+	{"proc-vmstat.nr_dirtied", "fio", ROLE_EVENT, -1},
 	{"memcg.active_file", "fio", ROLE_MONITOR, -1},
 	{"memcg.cache", "fio", ROLE_MONITOR, -1},
 	{"perf-profile.calltrace.cycles-pp._raw_spin_lock_irqsave.folio_lruvec_lock_irqsave",
