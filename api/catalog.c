@@ -2,9 +2,13 @@
  * catalog.c - what kperf knows: machines, tests (suite + params) and
  * metrics, each as a paginated list; and the list helper every list shares.
  */
+#include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "db.h"
+#include "jsonw.h"
+#include "metric_role.h"
 #include "api.h"
 #include "query.h"
 
@@ -83,9 +87,35 @@ static const char SQL_METRICS[] =
 	" coalesce((SELECT json_agg(p) FROM (SELECT * FROM f ORDER BY name"
 	"  LIMIT $2 OFFSET $3) p), '[]')";
 
+/* With suite=S each item also says its role in S's runs (metric_role.h). */
+static void add_roles(struct reply *rp, const char *suite)
+{
+	json_t *j = json_loadb(rp->body.data, rp->body.len, 0, NULL), *it;
+	size_t i;
+	char *text;
+
+	if (!j)
+		return;
+	json_array_foreach(json_object_get(j, "items"), i, it) {
+		const char *name = json_string_value(json_object_get(it, "name"));
+		int rank = name ? metric_kpi_rank(name, suite) : -1;
+		if (!name)
+			continue;
+		json_object_set_new(it, "role", json_string(metric_role_name(metric_role(name, suite))));
+		if (rank >= 0)
+			json_object_set_new(it, "kpi_rank", json_integer(rank));
+	}
+	text = jsonw_dump(j, 1);
+	buf_release(&rp->body);
+	buf_puts(&rp->body, text);
+	free(text);
+	json_decref(j);
+}
+
 void api_metrics_list(struct request *rq, struct reply *rp)
 {
 	const char *glob = http_query(rq, "metric");
+	const char *suite = http_query(rq, "suite");
 	struct buf like = BUF_INIT;
 	const char *filters[1];
 
@@ -93,5 +123,7 @@ void api_metrics_list(struct request *rq, struct reply *rp)
 		query_glob_like(&like, glob);
 	filters[0] = glob ? buf_str(&like) : NULL;
 	api_list(rq, rp, SQL_METRICS, 1, filters);
+	if (suite && rp->status == 200)
+		add_roles(rp, suite);
 	buf_release(&like);
 }

@@ -224,8 +224,29 @@ export function verdictTag(verdict) {
   return el('span', { class: `verdict v-${verdict || 'none'}` }, verdict || '–');
 }
 
-// A benchmark KPI in LKP's sense: the metric belongs to the suite's program.
+// A benchmark KPI when kperfd's roles are not at hand (compare rows carry
+// role): the metric belongs to the suite's program.
 export const isKpi = (metric, suite) => !!suite && metric.startsWith(`${suite}.`);
+
+// The roles of the metrics in a suite's runs (kperfd's metric_role table):
+// name -> {role, kpi_rank}, from GET /api/v1/metrics?suite=.
+const roleCache = new Map();
+export function metricRoles(suite) {
+  if (!roleCache.has(suite)) {
+    roleCache.set(suite, api(`/api/v1/metrics${qs({ suite, limit: 1000 })}`)
+      .then((j) => new Map(j.items.map((m) => [m.name, { role: m.role, kpi_rank: m.kpi_rank }])))
+      .catch(() => new Map()));
+  }
+  return roleCache.get(suite);
+}
+
+// The headline of names: the KPI of lowest rank, the first by name among
+// equals; null when none is a KPI.
+export function headline(names, roles) {
+  const kpis = names.filter((n) => roles.get(n) && roles.get(n).role === 'kpi');
+  kpis.sort((a, b) => (roles.get(a).kpi_rank - roles.get(b).kpi_rank) || (a < b ? -1 : a > b ? 1 : 0));
+  return kpis[0] || null;
+}
 
 // --- units ----------------------------------------------------------------------
 let unitCache = null;

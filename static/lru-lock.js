@@ -8,7 +8,7 @@
 // the base (from the run documents).
 import {
   $, el, put, api, qs, params, setState, onState, ticket, status, showError, table, link, units, fmtNum, fmtSigned,
-  fmtPct, kernelName, shortSha, pairs, machineTag, isKpi, EMPTY_RUNS,
+  fmtPct, kernelName, shortSha, pairs, machineTag, isKpi, metricRoles, headline, EMPTY_RUNS,
 } from './kperf.js';
 import { chartBox, makeChart, color } from './charts.js';
 
@@ -89,7 +89,9 @@ async function metricsOf(ctx, spread = 10) {
   return out;
 }
 
-function pickThroughput(names, suite) {
+async function pickThroughput(names, suite) {
+  const h = headline(names, await metricRoles(suite));
+  if (h) return h;
   const kpis = names.filter((n) => isKpi(n, suite));
   return kpis.find((n) => n === `${suite}.throughput`) || kpis.find((n) => /throughput|ops_per_sec|ops\/s|tps|per_sec/.test(n)) || kpis[0] || '';
 }
@@ -300,7 +302,7 @@ async function render() {
       if (v && v.patches.some((pt) => ctx.kernels.has(pt.commit))) { st.series = name; break; }
     }
   }
-  st.throughput = st.throughput || pickThroughput(m.all, st.suite);
+  st.throughput = st.throughput || (await pickThroughput(m.all, st.suite));
   if (stale()) return;
   setState(st, { replace: true });
   const perf = m.perf.sort((a, b) => a.length - b.length).slice(0, 4);

@@ -148,7 +148,7 @@ async function render() {
     data = await api(`/api/v1/compare${qs({ base: st.base, target: st.target, machine: st.machine, suite: st.suite })}`);
   } catch (e) { showError(view, e, 'the comparison'); return; }
   if (stale()) return;
-  const kpis = data.rows.filter((r) => isKpi(r.metric, r.suite));
+  const kpis = data.rows.filter((r) => (r.role ? r.role === 'kpi' : isKpi(r.metric, r.suite)));
   const metric = st.metric || (kpis.find((r) => r.direction === 'higher') || kpis[0] || {}).metric;
   if (!metric) {
     status(view, 'empty', 'These two sides share no benchmark KPI rows. Pick another comparison, or qualify the refs (REF:lru_gen=off).');

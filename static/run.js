@@ -3,7 +3,7 @@
 // metric with its samples and statistics, and the kept output tail.
 import {
   $, el, put, api, qs, status, showError, table, link, fmtNum, fmtDate, kernelName, shortSha, pairs,
-  machineTag, isKpi, invalidateButton,
+  machineTag, isKpi, invalidateButton, metricRoles,
 } from './kperf.js';
 
 const view = $('#view');
@@ -26,16 +26,20 @@ function stats(values) {
   return { n, mean, sd, min: Math.min(...values), max: Math.max(...values) };
 }
 
-function metricsTable(run) {
+function metricsTable(run, roles) {
   const suite = run.test && run.test.suite;
   const unitsOf = run.units || {};
+  const ORDER = { kpi: 0, event: 1, info: 2, monitor: 3 };
+  const roleOf = (name) => (roles.get(name) ? roles.get(name).role : isKpi(name, suite) ? 'kpi' : 'info');
   const rows = Object.entries(run.metrics || {}).map(([name, v]) => {
     const values = Array.isArray(v) ? v : [v];
-    return { name, values, unit: unitsOf[name] || (name.startsWith('perf-profile.') ? '%' : ''), kpi: isKpi(name, suite), ...stats(values) };
-  }).sort((a, b) => (b.kpi - a.kpi) || a.name.localeCompare(b.name));
+    return { name, values, unit: unitsOf[name] || (name.startsWith('perf-profile.') ? '%' : ''), role: roleOf(name),
+      rank: roles.get(name) && roles.get(name).kpi_rank != null ? roles.get(name).kpi_rank : 99, ...stats(values) };
+  }).sort((a, b) => (ORDER[a.role] - ORDER[b.role]) || (a.rank - b.rank) || a.name.localeCompare(b.name));
   const trend = (r) => `/trend${qs({ machine: run.machine.name, suite, params: pairs(run.test.params), variant: pairs(run.variant), metric: r.name })}`;
   return table([
     { key: 'name', label: 'metric', cls: 'metric', cell: (r) => link(trend(r), r.name, { title: 'trend of this metric' }) },
+    { key: 'role', label: 'role', title: 'KPI, event counter, informational row or machine monitor', cell: (r) => r.role },
     { key: 'n', label: 'n', num: true, cell: (r) => String(r.n) },
     { key: 'mean', label: 'mean', num: true, cell: (r) => el('span', {}, fmtNum(r.mean), r.unit ? el('span', { class: 'unit' }, r.unit) : null) },
     { key: 'sd', label: '±%', num: true, cell: (r) => (r.n > 1 && r.mean ? `${(100 * r.sd / Math.abs(r.mean)).toFixed(2)}%` : '') },
@@ -56,6 +60,7 @@ async function render() {
     return;
   }
   document.title = `${run.run_id} · kperf`;
+  const roles = await metricRoles(run.test && run.test.suite);
   const k = run.kernel || {};
   const m = run.machine || {};
   const t = run.test || {};
@@ -93,7 +98,7 @@ async function render() {
         ['command', run.command ? el('span', { class: 'mono' }, run.command) : null],
         ['exit status', run.exit_status != null ? String(run.exit_status) : null],
       ]), mapTable(m.info, 'machine facts'), mapTable(run.environment, 'environment'))),
-    el('section', {}, el('h2', {}, `Metrics (${Object.keys(run.metrics || {}).length})`), metricsTable(run)),
+    el('section', {}, el('h2', {}, `Metrics (${Object.keys(run.metrics || {}).length})`), metricsTable(run, roles)),
     el('section', {}, el('h2', {}, 'Output tail'), run.output_tail
       ? el('pre', { class: 'tail', tabindex: '0' }, run.output_tail)
       : el('p', { class: 'muted' }, 'The collector kept no output for this run.')));

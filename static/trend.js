@@ -5,7 +5,7 @@
 // parent with the trend's filters; clicking a triangle opens the decision.
 import {
   $, el, put, api, qs, params, setState, onState, ticket, status, showError, table, link, units,
-  fmtNum, fmtPct, fmtDate, kernelName, shortSha, pairs, machineTag, verdictTag, isKpi,
+  fmtNum, fmtPct, fmtDate, kernelName, shortSha, pairs, machineTag, verdictTag, isKpi, metricRoles, headline,
   VERDICT_COLOR, EMPTY_RUNS,
 } from './kperf.js';
 import { chartBox, makeChart, alpha, color, zoomOptions } from './charts.js';
@@ -43,8 +43,10 @@ function testsOf(runs) {
   return tests;
 }
 
-// The metric a reader most likely wants: the suite's throughput-like KPI.
-function pickMetric(names, suite) {
+// The metric a reader most likely wants: the suite's headline KPI.
+async function pickMetric(names, suite) {
+  const h = headline(names, await metricRoles(suite));
+  if (h) return h;
   const kpis = names.filter((n) => isKpi(n, suite));
   return kpis.find((n) => /throughput|ops|tps|per_sec|\/s$/.test(n)) || kpis[0] || names[0];
 }
@@ -237,7 +239,7 @@ async function render() {
   st.params = test.params;
   let names = [];
   try { names = Object.keys((await doc(test.run)).metrics || {}).sort(); } catch { names = []; }
-  if (!st.metric) st.metric = pickMetric(names, st.suite) || '';
+  if (!st.metric) st.metric = (await pickMetric(names, st.suite)) || '';
   if (stale()) return;
   setState(st, { replace: true });
   drawForm(st, ms, tests, names);
