@@ -73,7 +73,8 @@ static void settled(void)
 {
 	for (int i = 0; i < 1200; i++) {
 		if (harness_count(&K, "SELECT count(*) FROM decision_queue") == 0 &&
-		    harness_count(&K, "SELECT count(DISTINCT commit_id) FROM decision") == 2)
+		    harness_count(&K, "SELECT count(DISTINCT commit_id) FROM decision") == 2 &&
+		    harness_count(&K, "SELECT count(DISTINCT test_id) FROM decision") == 3)
 			return;
 		usleep(50000);
 	}
@@ -110,7 +111,17 @@ Test(review, kpis_and_commands_that_differ)
 	size_t i;
 	int args_diffs = 0;
 
+	char dir[4096], file[4200], fname[4300];
+	const char *fio[] = {"fio", "--name=left", fname, "--rw=randread", "--bs=4k", "--size=32M",
+			     "--runtime=1", "--time_based", "--output-format=json", NULL};
+
+	tu_tmpdir(dir, sizeof(dir));
+	snprintf(file, sizeof(file), "%s/left-behind", dir);
+	snprintf(fname, sizeof(fname), "--filename=%s", file);
 	commits();
+	/* fio leaves its file behind: the page cache grows between the sides */
+	collect("fio", SHA_BASE, fio);
+	collect("fio", SHA_SAME, fio);
 	collect("sysbench", SHA_BASE, sb_base);
 	collect("sysbench", SHA_PATCH, sb_patch);
 	collect("sysbench", SHA_SAME, sb_base);
@@ -264,6 +275,27 @@ Test(review, kpis_and_commands_that_differ)
 	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM decision_facts f, subscription s"
 				       " WHERE subscription_matches(s, f) AND f.role IN ('info', 'monitor')"),
 		     0, "a catch-all subscription is not mailed totals, times or gauges");
+
+	/* fio's gauges are monitors: decided, but never a KPI nor mailed on their own */
+	cr_expect_gt(harness_count(&K, "SELECT count(*) FROM decision d JOIN metric m ON"
+				       " m.id = d.metric_id WHERE m.name LIKE 'meminfo.%' AND d.role ="
+				       " 'monitor'"),
+		     0);
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM decision d JOIN metric m ON"
+				       " m.id = d.metric_id WHERE (m.name LIKE 'meminfo.%' OR m.name IN"
+				       " ('proc-vmstat.nr_inactive_file', 'proc-vmstat.nr_file_pages',"
+				       " 'memcg.active_file', 'memcg.file'))"
+				       " AND d.role <> 'monitor'"),
+		     0);
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM decision d JOIN metric m ON"
+				       " m.id = d.metric_id WHERE m.name = 'fio.left.read_iops' AND"
+				       " d.role = 'kpi' AND d.kpi_rank = 0"),
+		     1);
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM decision_facts f, subscription s"
+				       " WHERE f.role = 'monitor' AND subscription_matches(s,"
+				       " jsonb_populate_record(f, jsonb_build_object('verdict',"
+				       " 'regression')))"),
+		     0, "a monitor that moved is not mailed to a catch-all");
 
 	/* the regressions list leaves the monitors out unless asked */
 	j = get("/api/v1/regressions?verdict=regression,improvement,changed,noise&limit=1000");
