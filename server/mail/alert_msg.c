@@ -222,6 +222,11 @@ static void body_report(const struct alert_facts *f, struct buf *b)
 	if (isfinite(h->ci_lo_pct))
 		buf_printf(b, "\n95%% confidence interval of the change (Welch): [%.2f%%, %.2f%%]\n",
 			   h->ci_lo_pct, h->ci_hi_pct);
+	if (isfinite(h->ci_lo_pct) && h->ci_lo_pct < -100 && !h->absolute)
+		buf_puts(b, "(Its lower end is below -100%: Welch's interval is symmetric around the"
+			    " change and, with few or spread samples, passes -100%, which a positive"
+			    " quantity cannot fall by. Read it as a large fall known poorly; more runs"
+			    " narrow it.)\n");
 	for (size_t i = 1; i < f->nitems; i++)
 		rest++;
 	if (rest) {
