@@ -192,6 +192,13 @@ static const char SQL_MACHINE[] =
 	"  AND r.valid ORDER BY r.id DESC LIMIT 1) r ON true"
 	" WHERE m.id = $1 AND t.id = $2 AND v.id = $3";
 
+/* The suites of the commit ($1) on the machine ($2) whose runs differ in
+ * the work arguments of their command from the base's: "suite: what". */
+static const char SQL_NOT_JUDGED[] =
+	"SELECT string_agg(DISTINCT t.suite || ': ' || d.command_differs, E'\\n')"
+	" FROM decision d JOIN test t ON t.id = d.test_id"
+	" WHERE d.commit_id = $1 AND d.machine_id = $2 AND d.command_differs IS NOT NULL";
+
 /* The unsubscribe token of a list of subscription ids ("3,7"). */
 static const char SQL_TOKEN[] =
 	"SELECT left(encode(sha256(k.value || sha256(k.value || convert_to('unsubscribe:' || $1,"
@@ -366,6 +373,7 @@ static int render(PGconn *c, const struct alert_config *cfg, PGresult *claim,
 	int digest = !strcmp(PQgetvalue(claim, 0, 3), "digest");
 	const char *p3[3] = {rcpt, commit, digest ? PQgetvalue(claim, 0, 9) : NULL};
 	PGresult *items = NULL, *com = NULL, *mach = NULL, *tok = NULL, *thr = NULL, *srv = NULL;
+	PGresult *nj = NULL;
 	PGresult *bis = NULL;
 	struct alert_item *it = NULL;
 	struct alert_facts f;
@@ -460,6 +468,12 @@ static int render(PGconn *c, const struct alert_config *cfg, PGresult *claim,
 		f.memory_mb = opt(mach, 0, 3);
 		f.command = opt(mach, 0, 8);
 		f.collector = opt(mach, 0, 9);
+		{
+			const char *pn[2] = {commit, PQgetvalue(items, 0, 17)};
+			if (!(nj = query(c, SQL_NOT_JUDGED, 2, pn, "reading changed commands")))
+				goto out;
+			f.not_judged = PQntuples(nj) == 1 ? opt(nj, 0, 0) : NULL;
+		}
 		if (!PQgetisnull(items, 0, 26)) {
 			const char *pb[1] = {PQgetvalue(items, 0, 26)};
 			if (!(bis = query(c, SQL_BISECTION, 1, pb, "reading the bisection")))
@@ -524,6 +538,7 @@ out:
 	PQclear(items);
 	PQclear(com);
 	PQclear(mach);
+	PQclear(nj);
 	PQclear(tok);
 	PQclear(thr);
 	PQclear(srv);

@@ -222,6 +222,15 @@ static void body_report(const struct alert_facts *f, struct buf *b)
 	if (isfinite(h->ci_lo_pct))
 		buf_printf(b, "\n95%% confidence interval of the change (Welch): [%.2f%%, %.2f%%]\n",
 			   h->ci_lo_pct, h->ci_hi_pct);
+	if (f->not_judged && *f->not_judged) {
+		buf_puts(b, "\nNot judged as a kernel change: these tests ran with other work arguments"
+			    " than on the base, so their changes are not reported:\n\n");
+		for (const char *l = f->not_judged; *l;) {
+			size_t n = strcspn(l, "\n");
+			buf_printf(b, "  %.*s\n", (int)n, l);
+			l += n + (l[n] == '\n');
+		}
+	}
 	if (isfinite(h->ci_lo_pct) && h->ci_lo_pct < -100 && !h->absolute)
 		buf_puts(b, "(Its lower end is below -100%: Welch's interval is symmetric around the"
 			    " change and, with few or spread samples, passes -100%, which a positive"

@@ -38,6 +38,9 @@ struct alert_facts {
 	/* the headline decision's machine and run */
 	const char *cpu_model, *nr_cpus, *sockets, *memory_mb, *command;
 	const char *collector; /* the run's "collector" object (JSON): kperf-collect's options */
+	/* "suite: time 1 -> 2" lines: the commit's tests run with other work
+	 * arguments than their base's, not judged as a kernel change; or NULL */
+	const char *not_judged;
 	const char *lkp_table; /* "" when LKP's rule shows no row */
 	const struct alert_item *items;
 	size_t nitems;

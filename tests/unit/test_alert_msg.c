@@ -38,6 +38,8 @@ static struct alert_item item(void)
 
 /* The message for one headline item, its prose unwrapped (the body's
  * continuation lines are indented four blanks). */
+static const char *not_judged;
+
 static char *message(const struct alert_item *it, const char *collector)
 {
 	struct alert_facts f;
@@ -54,6 +56,7 @@ static char *message(const struct alert_item *it, const char *collector)
 	f.base_kind = "parent";
 	f.command = "sysbench --threads=4 --time=3 cpu run";
 	f.collector = collector;
+	f.not_judged = not_judged;
 	f.items = it;
 	f.nitems = 1;
 	alert_message(&f, &out);
@@ -148,5 +151,24 @@ Test(alert_msg, an_interval_below_minus_100_is_explained)
 	it.ci_lo_pct = -61.5;
 	m = message(&it, NULL);
 	cr_expect(strstr(m, "below -100%") == NULL, "%s", m);
+	free(m);
+}
+
+Test(alert_msg, tests_run_with_other_work_arguments_are_named)
+{
+	struct alert_item it = item();
+	char *m;
+
+	not_judged = "stress-ng: timeout 3s -> 2s, vm 1 -> 2\nsysbench: time 3 -> 2";
+	m = message(&it, NULL);
+	not_judged = NULL;
+	cr_expect(strstr(m, "\r\nNot judged as a kernel change: these tests ran with other work"
+			    " arguments than on the base, so their changes are not reported:\r\n\r\n"
+			    "  stress-ng: timeout 3s -> 2s, vm 1 -> 2\r\n"
+			    "  sysbench: time 3 -> 2\r\n") != NULL,
+		  "%s", m);
+	free(m);
+	m = message(&it, NULL);
+	cr_expect(strstr(m, "Not judged") == NULL, "%s", m);
 	free(m);
 }
