@@ -6,7 +6,7 @@
 set -eu
 pkgs="build-essential pkg-config libmicrohttpd-dev libpq-dev libjansson-dev
 libcurl4-openssl-dev libgsl-dev libdouble-conversion-dev libxxhash-dev libcriterion-dev zlib1g-dev postgresql
-postgresql-client curl git"
+postgresql-client curl ca-certificates git procps"
 command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"
 [ "${1:-}" = test ] && pkgs="$pkgs chromium python3-aiosmtpd clang libclang-rt-14-dev valgrind"
 # The benchmarks kperf-collect parses (tests/collect/test_parsers_live.c runs each for a
