@@ -145,10 +145,8 @@ static const char SQL_CREATE[] =
 	"  ON CONFLICT (suite, params) DO UPDATE SET suite = EXCLUDED.suite RETURNING id),"
 	" v AS (INSERT INTO variant (knobs) VALUES ($5::jsonb)"
 	"  ON CONFLICT (knobs) DO UPDATE SET knobs = EXCLUDED.knobs RETURNING id)"
-	" INSERT INTO job (commit_id, machine_id, test_id, variant_id, runs, priority, reason,"
-	"  lease_s)"
-	" SELECT $1::bigint, $2::bigint, t.id, v.id, $6::int, $7::int, $8, $9::int FROM t, v"
-	" RETURNING id";
+	" SELECT kperf_job_add($1::bigint, $2::bigint, t.id, v.id, $6::int, 'asked', $8,"
+	"  $7::int, $9::int) FROM t, v";
 
 void api_jobs_post(struct request *rq, struct reply *rp)
 {

@@ -71,9 +71,8 @@ static const char SQL_JOBS_AT[] =
 	" FROM job WHERE bisection_id = $1::bigint AND commit_id = $2::bigint";
 
 static const char SQL_JOB[] =
-	"INSERT INTO job (commit_id, machine_id, test_id, variant_id, runs, priority, reason,"
-	" bisection_id) VALUES ($1::bigint, $2::bigint, $3::bigint, $4::bigint, $5::int, 20,"
-	" 'bisection ' || $6, $6::bigint)";
+	"SELECT kperf_job_add($1::bigint, $2::bigint, $3::bigint, $4::bigint, $5::int, 'bisect',"
+	" 'bisection ' || $6, p_bisection => $6::bigint)";
 
 static const char SQL_END[] =
 	"UPDATE bisection SET state = $2, reason = $3, first_bad_commit_id = $4::bigint,"

@@ -38,10 +38,8 @@ static const char SQL_CONFIRM_JOBS[] =
 	"  FROM d UNION ALL SELECT commit_id, machine_id, test_id, variant_id, id, target_runs"
 	"  FROM d) y WHERE runs < $5::int"
 	"  ORDER BY commit_id, machine_id, test_id, variant_id, runs)"
-	" INSERT INTO job (commit_id, machine_id, test_id, variant_id, runs, priority, reason,"
-	"  decision_id)"
-	" SELECT w.commit_id, w.machine_id, w.test_id, w.variant_id, w.runs, 10,"
-	"  'confirm decision ' || w.id, w.id FROM want w"
+	" SELECT kperf_job_add(w.commit_id, w.machine_id, w.test_id, w.variant_id, w.runs, 'confirm',"
+	"  'confirm decision ' || w.id, p_decision => w.id) FROM want w"
 	" WHERE NOT EXISTS (SELECT 1 FROM job j WHERE j.commit_id = w.commit_id"
 	"  AND j.machine_id = w.machine_id AND j.test_id = w.test_id AND j.variant_id = w.variant_id"
 	"  AND j.state IN ('queued', 'running'))";
