@@ -195,7 +195,7 @@ static void rank_commits(struct rl_group *g)
 static int find_commits(PGconn *c, struct commit_gen *gen, struct rl_group *groups, size_t n,
 			PGresult **failed)
 {
-	size_t total = 0, k = 0, missing;
+	size_t total = 0, k = 0;
 	long *ids;
 	const struct commit_info **info;
 
@@ -206,29 +206,10 @@ static int find_commits(PGconn *c, struct commit_gen *gen, struct rl_group *grou
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < groups[i].ncommits; j++)
 			ids[k++] = groups[i].commits[j].id;
-	missing = commit_cache_find(gen, ids, total, info);
-	if (missing) {
-		struct buf a = BUF_INIT;
-		const char *params[1];
-		PGresult *r;
-
-		buf_putc(&a, '{');
-		for (size_t i = 0; i < total; i++)
-			if (!info[i])
-				buf_printf(&a, "%s%ld", a.len > 1 ? "," : "", ids[i]);
-		buf_putc(&a, '}');
-		params[0] = buf_str(&a);
-		r = db_exec_binary(c, COMMIT_CACHE_SQL_BY_ID, 1, params);
-		buf_release(&a);
-		if (!db_ok(r)) {
-			*failed = r;
-			free(ids);
-			free(info);
-			return -1;
-		}
-		commit_cache_add(gen, r);
-		PQclear(r);
-		commit_cache_find(gen, ids, total, info);
+	if (commit_cache_fill(c, gen, ids, total, info, failed) < 0) {
+		free(ids);
+		free(info);
+		return -1;
 	}
 	k = 0;
 	for (size_t i = 0; i < n; i++)

@@ -202,3 +202,32 @@ void commit_cache_add(struct commit_gen *g, const PGresult *r)
 	pthread_mutex_unlock(&lock);
 	buf_release(&json);
 }
+
+int commit_cache_fill(PGconn *c, struct commit_gen *g, const long *ids, size_t n,
+		      const struct commit_info **out, PGresult **failed)
+{
+	struct buf a = BUF_INIT;
+	const char *params[1];
+	PGresult *r;
+
+	if (!commit_cache_find(g, ids, n, out))
+		return 0;
+	if (!c)
+		return 1;
+	buf_putc(&a, '{');
+	for (size_t i = 0; i < n; i++)
+		if (!out[i])
+			buf_printf(&a, "%s%ld", a.len > 1 ? "," : "", ids[i]);
+	buf_putc(&a, '}');
+	params[0] = buf_str(&a);
+	r = db_exec_binary(c, COMMIT_CACHE_SQL_BY_ID, 1, params);
+	buf_release(&a);
+	if (!db_ok(r)) {
+		*failed = r;
+		return -1;
+	}
+	commit_cache_add(g, r);
+	PQclear(r);
+	commit_cache_find(g, ids, n, out);
+	return 0;
+}

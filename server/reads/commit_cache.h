@@ -56,6 +56,16 @@ size_t commit_cache_find(struct commit_gen *g, const long *ids, size_t n,
  */
 void commit_cache_add(struct commit_gen *g, const PGresult *r);
 
+/*
+ * out[i]: the commit ids[i] from g, read by id and kept when it is not
+ * there yet (a generation takes every commit its holders read); NULL for
+ * an id with no commit. With c NULL (its connection busy) only g is looked
+ * at: 1 when some are missing. 0, or -1 with *failed (the caller reports
+ * and PQclears it).
+ */
+int commit_cache_fill(PGconn *c, struct commit_gen *g, const long *ids, size_t n,
+		      const struct commit_info **out, PGresult **failed);
+
 #define COMMIT_CACHE_COLUMNS "id, sha, parent_sha, release, subject, committed_at"
 
 /* The epoch statement (one bigint, binary) and the commits by id ($1 bigint[]). */

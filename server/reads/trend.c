@@ -133,40 +133,11 @@ static void order_commits(struct trend_group *g, struct run_ref *runs, size_t n)
 	free(by);
 }
 
-/*
- * info[i]: the commit ids[i] from g's generation of the commit cache, read
- * by id and kept when it is not there yet (the generation a reader holds
- * takes every commit it reads); NULL for an id with no commit. With c NULL
- * (its connection busy in a pipeline) only the cache is looked at: 1 when
- * some are missing. 0, or -1 with *failed.
- */
+/* info[i]: the commit ids[i] from g's generation (commit_cache_fill). */
 static int fill_commits(PGconn *c, struct trend_group *g, const long *ids, size_t n,
 			const struct commit_info **info, PGresult **failed)
 {
-	struct buf a = BUF_INIT;
-	const char *params[1];
-	PGresult *r;
-
-	if (!commit_cache_find(g->gen, ids, n, info))
-		return 0;
-	if (!c)
-		return 1;
-	buf_putc(&a, '{');
-	for (size_t i = 0; i < n; i++)
-		if (!info[i])
-			buf_printf(&a, "%s%ld", a.len > 1 ? "," : "", ids[i]);
-	buf_putc(&a, '}');
-	params[0] = buf_str(&a);
-	r = db_exec_binary(c, COMMIT_CACHE_SQL_BY_ID, 1, params);
-	buf_release(&a);
-	if (!db_ok(r)) {
-		*failed = r;
-		return -1;
-	}
-	commit_cache_add(g->gen, r);
-	PQclear(r);
-	commit_cache_find(g->gen, ids, n, info);
-	return 0;
+	return commit_cache_fill(c, g->gen, ids, n, info, failed);
 }
 
 /* Each run's commit (runs[i].info), as fill_commits finds them. */
