@@ -10,7 +10,7 @@
 
 #include "bisect.h"
 #include "db.h"
-#include "limits.h"
+#include "kperf_limits.h"
 #include "util.h"
 #include "api.h"
 #include "ingest_decode.h"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "db.h"
-#include "limits.h"
+#include "kperf_limits.h"
 #include "api.h"
 #include "decode_gate.h"
 #include "ingest_decode.h"

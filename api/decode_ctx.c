@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "jsonw.h"
-#include "limits.h"
+#include "kperf_limits.h"
 #include "util.h"
 #include "decode_ctx.h"
 

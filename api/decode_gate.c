@@ -3,7 +3,7 @@
  */
 #include <pthread.h>
 
-#include "limits.h"
+#include "kperf_limits.h"
 #include "decode_gate.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;

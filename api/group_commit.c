@@ -16,7 +16,7 @@
 
 #include "counters.h"
 #include "db.h"
-#include "limits.h"
+#include "kperf_limits.h"
 #include "util.h"
 #include "group_commit.h"
 

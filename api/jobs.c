@@ -14,7 +14,7 @@
 
 #include "buf.h"
 #include "db.h"
-#include "limits.h"
+#include "kperf_limits.h"
 #include "token.h"
 #include "util.h"
 #include "api.h"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "limits.h"
+#include "kperf_limits.h"
 #include "util.h"
 #include "query.h"
 

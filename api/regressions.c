@@ -12,7 +12,7 @@
 
 #include "db.h"
 #include "jsonw.h"
-#include "limits.h"
+#include "kperf_limits.h"
 #include "util.h"
 #include "api.h"
 #include "ingest_decode.h"

@@ -10,7 +10,7 @@
 #include "counters.h"
 #include "db.h"
 #include "jsonw.h"
-#include "limits.h"
+#include "kperf_limits.h"
 #include "token.h"
 #include "util.h"
 #include "api.h"

@@ -19,7 +19,7 @@
 #include "buf.h"
 #include "db.h"
 #include "jsonw.h"
-#include "limits.h"
+#include "kperf_limits.h"
 #include "util.h"
 #include "store.h"
 

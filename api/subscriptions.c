@@ -10,7 +10,7 @@
 
 #include "db.h"
 #include "jsonw.h"
-#include "limits.h"
+#include "kperf_limits.h"
 #include "util.h"
 #include "api.h"
 #include "query.h"

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "config.h"
-#include "limits.h"
+#include "kperf_limits.h"
 #include "util.h"
 
 struct config cfg;

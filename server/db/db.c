@@ -22,7 +22,7 @@
 
 #include "counters.h"
 #include "db.h"
-#include "limits.h"
+#include "kperf_limits.h"
 #include "util.h"
 
 #define DB_PREPARED_MAX 256

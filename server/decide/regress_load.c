@@ -16,7 +16,7 @@
 #include "commit_order.h"
 #include "db.h"
 #include "idmap.h"
-#include "limits.h"
+#include "kperf_limits.h"
 #include "regress_load.h"
 #include "command.h"
 #include "util.h"

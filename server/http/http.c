@@ -21,7 +21,7 @@
 #include "db.h"
 #include "http.h"
 #include "jsonw.h"
-#include "limits.h"
+#include "kperf_limits.h"
 #include "readcache.h"
 #include "regress.h"
 #include "route.h"

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "limits.h"
+#include "kperf_limits.h"
 #include "throttle.h"
 
 #define THROTTLE_SLOTS 1024

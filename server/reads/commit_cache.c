@@ -13,7 +13,7 @@
 #include "db.h"
 #include "idmap.h"
 #include "jsonw.h"
-#include "limits.h"
+#include "kperf_limits.h"
 #include "util.h"
 
 const char COMMIT_CACHE_SQL_EPOCH[] = "SELECT n FROM commit_epoch";

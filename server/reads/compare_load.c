@@ -13,7 +13,7 @@
 #include "compare_load.h"
 #include "db.h"
 #include "idmap.h"
-#include "limits.h"
+#include "kperf_limits.h"
 #include "util.h"
 
 /* The runs, with the qualified keys ($2) left out of params and variant. */

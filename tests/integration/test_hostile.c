@@ -18,7 +18,7 @@
 #include "buf.h"
 #include "harness.h"
 #include "hostile.h"
-#include "limits.h"
+#include "kperf_limits.h"
 
 static struct kperfd K;
 static PGconn *db;

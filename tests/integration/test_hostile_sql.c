@@ -13,7 +13,7 @@
 
 #include "harness.h"
 #include "hostile.h"
-#include "limits.h"
+#include "kperf_limits.h"
 
 static struct kperfd K;
 static PGconn *db;

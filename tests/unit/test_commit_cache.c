@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "commit_cache.h"
-#include "limits.h"
+#include "kperf_limits.h"
 
 /* A binary result of COMMIT_CACHE_COLUMNS: one commit per id, sha "s<id>"
  * (NULL for odd ids' parent), committed_at id * 10 (none for id 3). */
