@@ -1,5 +1,5 @@
 /*
- * limits.h - every input and resource limit of kperfd, in one place.
+ * kperf_limits.h - every input and resource limit of kperfd, in one place.
  * Each limit names its unit and why it has the value it has; code never
  * repeats a literal that is defined here.
  */

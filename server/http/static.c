@@ -5,7 +5,6 @@
  */
 #include <dirent.h>
 #include <limits.h>
-#include <linux/limits.h>
 #include <microhttpd.h>
 #include <stdint.h>
 #include <stdio.h>
