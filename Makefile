@@ -38,7 +38,7 @@ MIGRATIONS := $(sort $(wildcard migrations/[0-9][0-9][0-9]_*.sql))
 VENDOR     := static/vendor/chart.umd.min.js static/vendor/chartjs-plugin-zoom.min.js \
               static/vendor/hammer.min.js
 
-.PHONY: all deps run stop test check unit bench bench-detect bench-capacity fuzz install clean format vendor
+.PHONY: all deps run stop test check headers unit bench bench-detect bench-capacity fuzz install clean format vendor
 all: $(BUILD)/kperfd $(BUILD)/tests/kperf-tests vendor
 
 $(BUILD)/kperfd: $(BUILD)/obj/server/main.o $(SERVER_OBJ)
@@ -100,7 +100,17 @@ stop:
 # same suite built with AddressSanitizer + UndefinedBehaviorSanitizer.
 test:
 	scripts/deps.sh test
+	$(MAKE) -s headers
 	scripts/test.sh
+
+# Every header compiles alone, included first in an empty file.
+HEADERS := $(wildcard server/*.h server/*/*.h api/*.h collectors/*.h)
+headers: $(BUILD)/gen/migrations.c
+	@for h in $(HEADERS); do \
+		printf '#include "%s"\n' "$$PWD/$$h" | \
+		$(CC) $(filter-out -MMD -MP,$(CFLAGS)) -I$$(dirname $$h) -fsyntax-only -x c - || \
+		{ echo "$$h does not compile alone" >&2; exit 1; }; \
+	done; echo "headers: $(words $(HEADERS)) compile alone"
 
 # The fast way in: the plain build's tests whose suite/test name matches
 # the glob T (e.g. make check T='compare/*'), no ASan, no browser.

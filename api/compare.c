@@ -17,7 +17,7 @@
 #include "metric_role.h"
 #include "util.h"
 #include "api.h"
-#include "compare.h"
+#include "compare_req.h"
 #include "query.h"
 
 /* What a side's runs were, besides the kernel: config, cmdline, knobs, and the

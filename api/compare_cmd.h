@@ -10,8 +10,7 @@
 #include <libpq-fe.h>
 
 #include "buf.h"
-#include "compare_load.h" /* the stats compare.h, before api/compare.h */
-#include "compare.h"
+#include "compare_req.h"
 
 /* Read the commands of q's sides into q->cmds. 0, or -1 (logged). */
 int compare_cmd_load(PGconn *c, struct compare_req *q);

@@ -14,7 +14,7 @@
 #include "stats_lkp.h"
 #include "stats_mmtests.h"
 #include "util.h"
-#include "compare.h"
+#include "compare_req.h"
 
 void compare_render_lkp(const struct compare_req *q, struct buf *out)
 {
