@@ -1,5 +1,5 @@
 /*
- * bisect.h - bisection to the first bad commit (issue 19): the chain from a
+ * bisect.h - bisection to the first bad commit: the chain from a
  * good commit to a bad one (first parents), its midpoint measured by the
  * labs (jobs of confirm_runs runs, or the runs it has already), judged
  * against both ends by the verdict rules, the range narrowed, until the first

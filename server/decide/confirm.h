@@ -1,5 +1,5 @@
 /*
- * confirm.h - the lab loop's policies after a decision (issue 19): confirm
+ * confirm.h - the lab loop's policies after a decision: confirm
  * a KPI change decided from too few runs before it is mailed, and start a
  * bisection of a confirmed regression whose base is not its parent. Both run
  * in the decision worker's transaction; the bisection itself advances in

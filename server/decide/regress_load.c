@@ -5,8 +5,7 @@
  * samples of all groups in one statement from the key-group index (and the
  * summaries of their archived runs, which stand in for their samples),
  * metric names from a process-wide table. One read serves a group's decisions,
- * their history noise and its change points: the worker used to read the
- * history twice and the two sides again for every queued commit.
+ * their history noise and its change points.
  */
 #include <pthread.h>
 #include <stdlib.h>

@@ -364,7 +364,7 @@ int verdict_config_parse(struct verdict_config *cfg, const char *spec, char *err
 /* ---- the decision ----------------------------------------------------- */
 
 /*
- * The history test's level is where its detection comes from (issue 17). At
+ * The history test's level is where its detection comes from. At
  * 0.01 it raised a sixth of LKP's false alarms and gave up steps LKP's rule
  * finds; at 0.035 (verdict.h) it spends the margin up to half of LKP's, less
  * a tenth. The test itself is close to what any test of the mean difference

@@ -54,7 +54,7 @@
  * `make bench-detect` (its TUNING tables) as the largest level of its grid
  * whose false alarms keep a tenth of that half in reserve on every goal set:
  * 3.2% against LKP's 7.3% (histories of 8-40 commits, 3-5 runs), 3.6% against
- * 8.8% (issue 17's 8-commit histories), 3.9% against 15.7% (3-run commits).
+ * 8.8% (8-commit histories), 3.9% against 15.7% (3-run commits).
  * 0.04 would leave no reserve (3.6% against 7.3%), 0.03 detects 0.6-0.8
  * points fewer steps. verdict.c says why the level, not the pooling, moved. */
 #define VERDICT_ALPHA_HISTORY 0.035
