@@ -10,7 +10,8 @@
 #                            pg_basebackup -R and started; it connects as NAME
 #                            (cluster_name), the name synchronous_standby_names uses
 #   pg.sh promote DIR        make a standby the primary (pg_ctl promote, waits)
-#   pg.sh kill DIR           SIGKILL to the postmaster (a crash, not a stop)
+#   pg.sh kill DIR           SIGKILL to the postmaster (a crash, not a stop), then
+#                            wait until its orphaned processes are gone
 # Layout: DIR/data (0700), DIR/sock (the Unix socket, no TCP), DIR/log.
 # initdb refuses to run as root: as root the cluster belongs to the postgres
 # user (or a "kperf" system user when postgres does not exist).
@@ -30,19 +31,29 @@ as_owner() {
 	if [ "$(id -u)" = 0 ]; then runuser -u "$(owner)" -- "$@"; else "$@"; fi
 }
 
-# Wait up to $2 tenths of a second while a process works in cluster $1's data
-# directory (a server's processes all have it as their working directory).
+# Wait up to $2 seconds while a process works in cluster $1's data directory
+# (a server's processes all have it as their working directory); 1 if one
+# still does then, with the processes said on stderr.
 orphans() {
+	[ -d "$1/data" ] || return 0
 	data=$(cd "$1/data" && pwd -P)
-	for _ in $(seq "$2"); do
-		busy=0
+	end=$(($(date +%s) + $2))
+	while :; do
+		busy=
 		for p in /proc/[0-9]*; do
-			[ "$(readlink "$p/cwd" 2>/dev/null)" = "$data" ] && { busy=1; break; }
+			[ "$(readlink "$p/cwd" 2>/dev/null)" = "$data" ] && busy="$busy ${p#/proc/}"
 		done
-		[ $busy = 0 ] && return 0
+		[ -z "$busy" ] && return 0
+		if [ "$(date +%s)" -ge "$end" ]; then
+			echo "pg.sh: processes still work in $data after $2 s:" >&2
+			for p in $busy; do
+				line=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null || true)
+				echo "  $p $line" >&2
+			done
+			return 1
+		fi
 		sleep 0.1
 	done
-	return 0
 }
 
 cmd=${1:-}
@@ -79,7 +90,7 @@ start)
 	fi
 	# After a kill the old server's backends exit once they notice; until
 	# then its shared memory is in use and a new postmaster refuses to start.
-	orphans "$dir" 100
+	orphans "$dir" 30 || exit 1
 	# setsid: Ctrl-C in the terminal stops kperfd, and run.sh stops the cluster.
 	as_owner setsid "$BIN/pg_ctl" -D "$dir/data" -l "$dir/log" -w -t 60 \
 		-o "-k $dir/sock -p $port -c listen_addresses='' ${KPERF_PG_OPTIONS:-}" start >/dev/null ||
@@ -119,6 +130,9 @@ kill)
 	dir=$2
 	pid=$(head -n 1 "$dir/data/postmaster.pid" 2>/dev/null || true)
 	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null || true
+	# Back once the orphaned backends have noticed and exited (their FATAL
+	# sent): then no statement is answered by the killed server.
+	orphans "$dir" 30 || exit 1
 	;;
 *)
 	echo "usage: pg.sh dir PREFERRED | start DIR PORT | stop DIR | createdb DIR PORT NAME" \

@@ -131,12 +131,16 @@ Test(live, redis_benchmark_csv)
 	need("redis-benchmark", "redis-tools");
 	need("redis-server", "redis-server");
 	port = harness_free_port();
-	/* a server of the test's own on loopback, stopped by its pid */
+	/* a server of the test's own on loopback, stopped by its pid; up within
+	 * 60 s (a loaded machine), else the script fails saying so */
 	snprintf(script, sizeof(script),
 		 "redis-server --port %d --bind 127.0.0.1 --save '' --appendonly no "
-		 ">/dev/null 2>&1 & pid=$!; "
-		 "for i in $(seq 50); do redis-cli -p %d ping >/dev/null 2>&1 && break; sleep 0.1; "
-		 "done; redis-benchmark -p %d -n 2000 -c 4 -t set,get --csv; rc=$?; kill $pid; "
+		 ">/dev/null 2>&1 & pid=$!; end=$(($(date +%%s) + 60)); "
+		 "until redis-cli -p %d ping >/dev/null 2>&1; do "
+		 "if ! kill -0 $pid 2>/dev/null || [ $(date +%%s) -ge $end ]; then "
+		 "echo 'redis-server did not answer within 60 s' >&2; kill $pid; exit 1; fi; "
+		 "sleep 0.1; done; "
+		 "redis-benchmark -p %d -n 2000 -c 4 -t set,get --csv; rc=$?; kill $pid; "
 		 "wait $pid; exit $rc",
 		 port, port, port);
 	run_expect("redis-benchmark", script, r);

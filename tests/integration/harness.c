@@ -186,10 +186,39 @@ static int port_claim(int port)
 	return 1;
 }
 
+/*
+ * The kernel's ephemeral ports (ip_local_port_range) must start above the
+ * range handed out here, or a kperfd on --port 0 or an outgoing connection
+ * could take a port a test was given. Checked once per process, where
+ * /proc shows the range.
+ */
+static void ephemeral_range_check(void)
+{
+	static int checked;
+	FILE *f;
+	int lo, hi;
+
+	if (checked)
+		return;
+	checked = 1;
+	f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+	if (!f)
+		return;
+	if (fscanf(f, "%d %d", &lo, &hi) == 2)
+		cr_assert_geq(lo, 32000,
+			      "the ephemeral port range starts at %d (net.ipv4.ip_local_port_range"
+			      " %d %d): the tests' ports 20000-31999 would be inside it; set it to"
+			      " start at 32000 or above (sysctl -w net.ipv4.ip_local_port_range="
+			      "\"32768 60999\")",
+			      lo, lo, hi);
+	fclose(f);
+}
+
 int harness_free_port(void)
 {
 	static int next;
 
+	ephemeral_range_check();
 	for (int i = 0; i < 4000; i++) {
 		int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
 		struct sockaddr_in a =
@@ -204,11 +233,31 @@ int harness_free_port(void)
 	return 0;
 }
 
+void harness_tmpdir(char *out, size_t outsz, const char *name)
+{
+	const char *tmp = getenv("KPERF_TEST_TMP") ? getenv("KPERF_TEST_TMP") : "/tmp";
+
+	cr_assert_lt(snprintf(out, outsz, "%s/%s-XXXXXX", tmp, name), (int)outsz,
+		     "the name %s/%s is too long", tmp, name);
+	cr_assert_not_null(mkdtemp(out), "mkdtemp %s: %s", out, strerror(errno));
+	/* 0755 as mkdir -p makes it: other users (a cluster's owner) reach into it */
+	cr_assert_eq(chmod(out, 0755), 0, "chmod %s: %s", out, strerror(errno));
+}
+
+double harness_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 int pg_cluster_ctl(const struct pg_cluster *cl, const char *verb)
 {
 	char cmd[1400];
 
-	snprintf(cmd, sizeof(cmd), "%s%s%sscripts/pg.sh %s %s %d >/dev/null 2>&1",
+	/* pg.sh's stderr says why a verb failed */
+	snprintf(cmd, sizeof(cmd), "%s%s%sscripts/pg.sh %s %s %d >/dev/null",
 		 cl->options ? "KPERF_PG_OPTIONS='" : "", cl->options ? cl->options : "",
 		 cl->options ? "' " : "", verb, cl->dir, cl->port);
 	return system(cmd);
@@ -216,12 +265,10 @@ int pg_cluster_ctl(const struct pg_cluster *cl, const char *verb)
 
 void pg_cluster_start(struct pg_cluster *cl, const char *name, const char *options)
 {
-	const char *tmp = getenv("KPERF_TEST_TMP") ? getenv("KPERF_TEST_TMP") : "/tmp";
-
 	memset(cl, 0, sizeof(*cl));
 	cl->options = options;
 	cl->port = harness_free_port();
-	snprintf(cl->dir, sizeof(cl->dir), "%s/%s-%d", tmp, name, (int)getpid());
+	harness_tmpdir(cl->dir, sizeof(cl->dir), name);
 	cr_assert_eq(pg_cluster_ctl(cl, "start"), 0, "cannot start a cluster in %s", cl->dir);
 	snprintf(cl->pg, sizeof(cl->pg), "host=%s/sock port=%d user=kperf", cl->dir, cl->port);
 }
@@ -229,13 +276,12 @@ void pg_cluster_start(struct pg_cluster *cl, const char *name, const char *optio
 void pg_cluster_standby(struct pg_cluster *sb, const struct pg_cluster *primary,
 			const char *name, const char *options)
 {
-	const char *tmp = getenv("KPERF_TEST_TMP") ? getenv("KPERF_TEST_TMP") : "/tmp";
 	char cmd[2400];
 
 	if (!sb->dir[0]) {
 		memset(sb, 0, sizeof(*sb));
 		sb->port = harness_free_port();
-		snprintf(sb->dir, sizeof(sb->dir), "%s/%s-%d", tmp, name, (int)getpid());
+		harness_tmpdir(sb->dir, sizeof(sb->dir), name);
 	}
 	sb->options = options;
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s/data' && %s%s%sscripts/pg.sh standby %s %d %s %d %s",
@@ -258,6 +304,18 @@ static int port_open(int port)
 	ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
 	close(fd);
 	return ok;
+}
+
+int harness_wait_port(int port, int seconds)
+{
+	double end = harness_now() + seconds;
+
+	while (!port_open(port)) {
+		if (harness_now() >= end)
+			return 0;
+		usleep(50000);
+	}
+	return 1;
 }
 
 pid_t smtp_start(int *port, const char *dir)
@@ -286,9 +344,9 @@ pid_t smtp_start(int *port, const char *dir)
 		      "aiosmtpd.handlers.Mailbox", dir, (char *)NULL);
 		_exit(127);
 	}
-	for (int i = 0; i < 200 && !port_open(*port); i++)
-		usleep(50000);
-	cr_assert(port_open(*port), "the SMTP server (python3-aiosmtpd) did not start");
+	cr_assert(harness_wait_port(*port, 30),
+		  "the SMTP server (python3-aiosmtpd) did not listen on port %d within 30 s",
+		  *port);
 	return pid;
 }
 
@@ -582,18 +640,9 @@ char *harness_slurp(const char *path, size_t *len)
 
 int harness_closed_port(void)
 {
-	struct sockaddr_in a;
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
-
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-	port = ntohs(a.sin_port);
-	close(fd);
-	return port;
+	/* one of the claimed ports below the ephemeral range: no kperfd on
+	 * --port 0, no outgoing connection and no other test is handed it */
+	return harness_free_port();
 }
 
 long harness_call(const struct kperfd *k, const char *method, const char *path, const char *token,

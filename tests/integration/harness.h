@@ -47,9 +47,16 @@ void kperfd_prepare(struct kperfd *k, const char *pg);
  * call (NULL-terminated, borrowed; NULL clears). */
 void kperfd_env(const char *const *env);
 
+/* A new directory KPERF_TEST_TMP/<name>-XXXXXX (mkdtemp, mode 0755) into
+ * out: no other test process, of this pass or another, has it. */
+void harness_tmpdir(char *out, size_t outsz, const char *name);
+
+/* Seconds on the monotonic clock, for deadlines. */
+double harness_now(void);
+
 /*
  * A PostgreSQL cluster of the test's own (scripts/pg.sh), for tests that stop
- * it or need no other test's writes in it: KPERF_TEST_TMP/<name>-<pid>,
+ * it or need no other test's writes in it: KPERF_TEST_TMP/<name>-XXXXXX,
  * started with options as KPERF_PG_OPTIONS (NULL: pg.sh's defaults).
  * pg_cluster_start asserts it started; pg_cluster_ctl runs pg.sh verb
  * ("start", "stop") again and returns its exit status.
@@ -73,8 +80,12 @@ void pg_cluster_standby(struct pg_cluster *sb, const struct pg_cluster *primary,
 /* Run sql on the cluster's postgres database; asserts it worked. */
 void pg_cluster_exec(const struct pg_cluster *cl, const char *sql);
 
-/* A free port on 127.0.0.1 outside the ephemeral range. */
+/* A free port on 127.0.0.1 in 20000-31999, below the ephemeral range
+ * (asserted to start at 32000 or above), claimed for this run. */
 int harness_free_port(void);
+
+/* 1 once something listens on 127.0.0.1:port, 0 if nothing does within seconds. */
+int harness_wait_port(int port, int seconds);
 
 /* A real SMTP server (Debian's python3-aiosmtpd) on 127.0.0.1:port writing
  * a Maildir under dir; port 0 picks one (*port gets it). Returns its pid. */
@@ -125,7 +136,8 @@ char *harness_slurp(const char *path, size_t *len);
 /* Everything readable from fd until EOF, NUL-terminated (malloc'd). */
 char *harness_read_fd(int fd);
 
-/* A TCP port on 127.0.0.1 nobody listens on (bound, then closed). */
+/* A TCP port on 127.0.0.1 nobody listens on: a claimed one of
+ * harness_free_port's, which nothing binds. */
 int harness_closed_port(void);
 
 /* One request with an optional JSON body; the status, the answer parsed into

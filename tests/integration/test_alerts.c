@@ -33,9 +33,7 @@ static const char *env[] = {env_url,
 /* Start kperfd with mail on; the SMTP server too unless smtp_later. */
 static void start(int smtp_later, const char *settle)
 {
-	const char *tmp = getenv("KPERF_TEST_TMP") ? getenv("KPERF_TEST_TMP") : "/tmp";
-
-	snprintf(maildir, sizeof(maildir), "%s/mail-%d", tmp, (int)getpid());
+	harness_tmpdir(maildir, sizeof(maildir), "mail");
 	smtp_port = 0;
 	if (!smtp_later)
 		smtp_pid = smtp_start(&smtp_port, maildir);
@@ -102,19 +100,27 @@ static void post_pair(void)
 	}
 }
 
-static void wait_mail(int want, int seconds)
+/* Bounds on waits: generous, for a loaded 2-core machine and the sanitizer build. */
+#define WAIT_S 60
+
+/* Until want messages are delivered (at most WAIT_S); asserts there are want. */
+static void wait_mail(int want)
 {
-	for (int i = 0; i < seconds * 10 && maildir_count(maildir) < want; i++)
+	double end = harness_now() + WAIT_S;
+
+	while (maildir_count(maildir) < want && harness_now() < end)
 		usleep(100000);
 	cr_assert_eq(maildir_count(maildir), want, "messages delivered: %d, want %d",
 		     maildir_count(maildir), want);
 }
 
-/* Poll a count until it is want (at most seconds); the last count. */
-static long wait_count(const char *sql, long want, int seconds)
+/* Poll a count until it is want (at most WAIT_S); the last count. */
+static long wait_count(const char *sql, long want)
 {
+	double end = harness_now() + WAIT_S;
 	long n = harness_count(&K, sql);
-	for (int i = 0; i < seconds * 10 && n != want; i++) {
+
+	while (n != want && harness_now() < end) {
 		usleep(100000);
 		n = harness_count(&K, sql);
 	}
@@ -150,7 +156,7 @@ Test(alerts, one_message_per_regression_with_followup_and_unsubscribe)
 	subscribe("{\"email\":\"ycsb@example.org\",\"suite\":\"ycsb\"}");
 	subscribe("{\"email\":\"files@example.org\",\"files\":[\"mm/memcontrol.c\"]}");
 	post_pair();
-	wait_mail(1, 20);
+	wait_mail(1);
 	sleep(2);
 	cr_expect_eq(maildir_count(maildir), 1, "exactly one message");
 	msg = maildir_read(maildir, 0);
@@ -216,7 +222,7 @@ Test(alerts, one_message_per_regression_with_followup_and_unsubscribe)
 		snprintf(id, sizeof(id), "f%d", i);
 		post_run(id, FIX, CHILD, 20700000 + 10000 * i);
 	}
-	wait_mail(2, 20);
+	wait_mail(2);
 	msg = maildir_read(maildir, 1);
 	h = header(msg, "Subject");
 	cr_expect(strstr(h, "recovered") != NULL, "%s", h);
@@ -241,7 +247,7 @@ Test(alerts, one_message_per_regression_with_followup_and_unsubscribe)
 	resp_release(&r);
 	free(unsub);
 	/* marked sent once the SMTP server answered, a moment after the Maildir has it */
-	cr_expect_eq(wait_count("SELECT count(*) FROM alert WHERE state = 'sent'", 2, 10), 2);
+	cr_expect_eq(wait_count("SELECT count(*) FROM alert WHERE state = 'sent'", 2), 2);
 }
 
 Test(alerts, subscriptions_need_admin_and_valid_fields)
@@ -284,33 +290,32 @@ Test(alerts, smtp_down_then_back)
 	subscribe("{\"email\":\"mm-review@example.org\"}");
 	post_pair();
 	/* the server is away: the message waits and is retried */
-	for (int i = 0; i < 100; i++) {
-		if (harness_count(&K, "SELECT count(*) FROM alert WHERE attempts >= 2"
-				      " AND last_error IS NOT NULL AND state = 'pending'") == 1)
-			break;
-		usleep(100000);
-	}
-	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM alert WHERE attempts >= 2"
-				       " AND last_error IS NOT NULL AND state = 'pending'"),
+	cr_expect_eq(wait_count("SELECT count(*) FROM alert WHERE attempts >= 2"
+				" AND last_error IS NOT NULL AND state = 'pending'",
+				1),
 		     1);
 	smtp_pid = smtp_start(&smtp_port, maildir);
-	wait_mail(1, 30);
-	sleep(2);
+	wait_mail(1);
+	cr_expect_eq(wait_count("SELECT count(*) FROM alert WHERE state = 'sent'", 1), 1);
+	sleep(2); /* a second message would come meanwhile */
 	cr_expect_eq(maildir_count(maildir), 1);
 	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM alert WHERE state = 'sent'"), 1);
 }
 
+/* The alert is due 8 s after the decision: kperfd is stopped well before,
+ * and the alert is seen pending once it is stopped. */
 Test(alerts, restart_between_enqueue_and_send)
 {
-	start(0, "KPERF_ALERT_SETTLE_S=4");
+	start(0, "KPERF_ALERT_SETTLE_S=8");
 	subscribe("{\"email\":\"mm-review@example.org\"}");
 	post_pair();
-	for (int i = 0; i < 100 && !harness_count(&K, "SELECT count(*) FROM alert"); i++)
-		usleep(100000);
-	cr_assert_eq(harness_count(&K, "SELECT count(*) FROM alert WHERE state = 'pending'"), 1);
+	cr_assert_eq(wait_count("SELECT count(*) FROM alert", 1), 1, "no alert queued");
 	kperfd_kill(&K);
+	cr_assert_eq(harness_count(&K, "SELECT count(*) FROM alert WHERE state = 'pending'"), 1,
+		     "the alert was taken before kperfd was stopped");
+	cr_assert_eq(maildir_count(maildir), 0);
 	kperfd_restart(&K);
-	wait_mail(1, 30);
+	wait_mail(1);
 	sleep(2);
 	cr_expect_eq(maildir_count(maildir), 1);
 }
@@ -328,7 +333,7 @@ Test(alerts, two_kperfd_on_one_database_send_once)
 	subscribe("{\"email\":\"a@example.org\"}");
 	subscribe("{\"email\":\"b@example.org\",\"metric\":\"vm-scalability.throughput\"}");
 	post_pair();
-	wait_mail(2, 30);
+	wait_mail(2);
 	sleep(3);
 	cr_expect_eq(maildir_count(maildir), 2, "one message per subscriber");
 	kperfd_kill(&k2);
@@ -344,21 +349,32 @@ Test(alerts, daily_digest_at_the_day_boundary)
 	subscribe("{\"email\":\"digest@example.org\",\"delivery\":\"daily\","
 		  "\"suite\":\"vm-scalability\"}");
 	post_pair();
-	for (int i = 0; i < 100 && harness_count(&K, "SELECT count(*) FROM alert") < 2; i++)
-		usleep(100000);
+	cr_assert_eq(wait_count("SELECT count(*) FROM alert", 2), 2, "digest rows queued");
+	/* the midnight after the row was queued (created_at: the queueing
+	 * transaction's now(), as due_at's) */
 	cr_assert_eq(harness_count(&K, "SELECT count(*) FROM alert WHERE kind = 'digest' AND"
-				       " due_at = (date_trunc('day', now() AT TIME ZONE 'UTC')"
+				       " due_at = (date_trunc('day', created_at AT TIME ZONE 'UTC')"
 				       " + interval '1 day') AT TIME ZONE 'UTC'"),
 		     2, "a digest row per subscription, due at the next UTC midnight");
 	sleep(2);
-	cr_expect_eq(maildir_count(maildir), 0, "nothing before the day ends");
+	/* nothing before the day ends: none sent before it was due, and no
+	 * message unless the UTC day did end meanwhile */
+	{
+		int mailed = maildir_count(maildir);
+		cr_expect_eq(harness_count(&K, "SELECT count(*) FROM alert WHERE sent_at < due_at"),
+			     0, "a digest sent before its day ended");
+		cr_expect(mailed == 0 ||
+				  harness_count(&K, "SELECT count(*) FROM alert"
+						    " WHERE due_at <= now()"),
+			  "%d messages before the day ends", mailed);
+	}
 	/* the clock reaches midnight */
 	{
 		PGconn *c = harness_db(&K);
 		PQclear(PQexec(c, "UPDATE alert SET due_at = now()"));
 		PQfinish(c);
 	}
-	wait_mail(1, 20);
+	wait_mail(1);
 	msg = maildir_read(maildir, 0);
 	h = header(msg, "Subject");
 	cr_expect_str_eq(h, "[kperf] daily digest: 1 change, 1 regression");
@@ -426,8 +442,11 @@ Test(alerts, one_message_per_address_for_overlapping_subscriptions)
 		     3);
 
 	post_pair();
-	wait_mail(1, 20);
-	sleep(2);
+	wait_mail(1);
+	/* the outbox row marked sent once the SMTP server answered, a moment
+	 * after the Maildir has it (read below) */
+	cr_expect_eq(wait_count("SELECT count(*) FROM alert WHERE state = 'sent'", 1), 1);
+	sleep(2); /* a second message would come meanwhile */
 	cr_expect_eq(maildir_count(maildir), 1, "one message for the address");
 	msg = maildir_read(maildir, 0);
 	h = header(msg, "Subject");
@@ -487,7 +506,7 @@ Test(alerts, one_message_per_address_for_overlapping_subscriptions)
 		snprintf(id, sizeof(id), "f%d", i);
 		post_run(id, FIX, CHILD, 20700000 + 10000 * i);
 	}
-	wait_mail(3, 20);
+	wait_mail(3);
 	sleep(2);
 	cr_expect_eq(maildir_count(maildir), 3, "one follow-up and one report of the fix");
 	msg = NULL;
@@ -535,7 +554,7 @@ Test(alerts, links_without_a_public_url_name_the_served_address)
 	start(0, NULL);
 	subscribe("{\"email\":\"mm@example.org\",\"suite\":\"vm-scalability\"}");
 	post_pair();
-	wait_mail(1, 20);
+	wait_mail(1);
 	msg = maildir_read(maildir, 0);
 	snprintf(want, sizeof(want), "Compare: http://127.0.0.1:%d/compare?base=a4fe1631f313&target="
 		 "1431d4d11abb", K.port);

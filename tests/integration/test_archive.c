@@ -83,17 +83,38 @@ static void post_kernel(int k)
 
 static void sql(const char *stmt);
 
-/* k01-k10 posted, then k01-k06 moved into the month three months back */
+#define OLD_RUNS "run_id ~ '^arc-k0[1-6]-'"
+
+/*
+ * k01-k10 posted, then k01-k06 moved into the month (UTC, as the partitions
+ * are) three months before the last of them was received: all by one shift
+ * of seconds, the last to that month's 15th, so their order is kept and
+ * none crosses out of it whatever the session's time zone.
+ */
 static void post_history(void)
 {
 	for (int k = 1; k <= NKERNELS; k++)
 		post_kernel(k);
 	sql("SELECT kperf_sample_partitions(now() - interval '5 months', now())");
-	sql("UPDATE sample SET at = at - interval '3 months' WHERE run_id IN"
-	    " (SELECT id FROM run WHERE run_id ~ '^arc-k0[1-6]-')");
-	sql("UPDATE run SET received_at = received_at - interval '3 months'"
-	    " WHERE run_id ~ '^arc-k0[1-6]-'");
+	sql("WITH d AS (SELECT make_interval(secs => extract(epoch FROM max(received_at)"
+	    "  - ((date_trunc('month', max(received_at) AT TIME ZONE 'UTC') - interval '3 months'"
+	    "  + interval '14 days') AT TIME ZONE 'UTC'))) AS v FROM run WHERE " OLD_RUNS "),"
+	    " s AS (UPDATE sample SET at = at - d.v FROM d"
+	    "  WHERE run_id IN (SELECT id FROM run WHERE " OLD_RUNS "))"
+	    " UPDATE run SET received_at = received_at - d.v FROM d WHERE " OLD_RUNS);
 }
+
+/* The moved month (YYYY-MM), and the month after it, from the stored runs. */
+#define SQL_OLD_MONTH                                                                        \
+	"SELECT to_char(max(received_at) AT TIME ZONE 'UTC', 'YYYY-MM') FROM run WHERE " OLD_RUNS
+#define SQL_NEXT_MONTH                                                                       \
+	"SELECT to_char(date_trunc('month', max(received_at) AT TIME ZONE 'UTC')"              \
+	" + interval '1 month', 'YYYY-MM') FROM run WHERE " OLD_RUNS
+/* Samples from the month after the moved one on (UTC): the months not archived. */
+#define SQL_OTHERS                                                                           \
+	"SELECT count(*) || ' ' || sum(value) FROM sample WHERE at >= (SELECT"                 \
+	" (date_trunc('month', max(received_at) AT TIME ZONE 'UTC') + interval '1 month')"     \
+	" AT TIME ZONE 'UTC' FROM run WHERE " OLD_RUNS ")"
 
 static void sql(const char *stmt)
 {
@@ -308,10 +329,9 @@ Test(archive, archive_then_restore)
 	char *out = NULL, *err = NULL, dump[300];
 
 	post_history();
-	month = sql_text("SELECT to_char(now() - interval '3 months', 'YYYY-MM')");
-	before_arg = sql_text("SELECT to_char(now() - interval '2 months', 'YYYY-MM')");
-	others = sql_text("SELECT count(*) || ' ' || sum(value) FROM sample"
-			  " WHERE at >= date_trunc('month', now() - interval '2 months')");
+	month = sql_text(SQL_OLD_MONTH);
+	before_arg = sql_text(SQL_NEXT_MONTH);
+	others = sql_text(SQL_OTHERS);
 	cr_assert_eq(strtol(sql_text("SELECT count(*) FROM sample WHERE run_id IN (SELECT id FROM"
 				     " run WHERE run_id ~ '^arc-k0[1-6]-')"),
 			    NULL, 10),
@@ -364,8 +384,7 @@ Test(archive, archive_then_restore)
 		     " THEN ' means only' ELSE ' runs' END AS n FROM summary_month) x");
 	cr_assert_str_eq(v, "18 runs 18 runs 18 means only", "%s", v);
 	free(v);
-	others_after = sql_text("SELECT count(*) || ' ' || sum(value) FROM sample"
-				" WHERE at >= date_trunc('month', now() - interval '2 months')");
+	others_after = sql_text(SQL_OTHERS);
 	cr_assert_str_eq(others_after, others);
 	free(others_after);
 	cr_assert(in_archive_schema(month), "the partition is in schema archive");
@@ -457,7 +476,7 @@ Test(archive, while_labs_post_and_pages_read)
 	pthread_t th;
 
 	post_history();
-	before_arg = sql_text("SELECT to_char(now() - interval '2 months', 'YYYY-MM')");
+	before_arg = sql_text(SQL_NEXT_MONTH);
 	cr_assert_eq(pthread_create(&th, NULL, traffic_run, &t), 0);
 	{
 		const char *args[] = {"archive", "--before", before_arg, NULL};

@@ -33,11 +33,11 @@ static void teardown(void)
 
 TestSuite(db_lost, .init = setup, .fini = teardown, .timeout = 120);
 
-/* The server killed; its orphaned backends gone (their FATAL sent). */
+/* The server killed; its orphaned backends gone (their FATAL sent): pg.sh
+ * kill waits for that. */
 static void server_killed(void)
 {
-	cr_assert_eq(pg_cluster_ctl(&PG, "kill"), 0);
-	usleep(500000);
+	cr_assert_eq(pg_cluster_ctl(&PG, "kill"), 0, "the killed cluster's processes stayed");
 }
 
 static void server_back(void)

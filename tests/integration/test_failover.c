@@ -234,12 +234,12 @@ Test(failover, primary_killed_standby_promoted, .timeout = 300)
 	struct kperfd k;
 	char pg[1600], maildir[512], smtp_env[64];
 	const char *env[] = {"KPERF_THREADS=8", smtp_env, "KPERF_ALERT_SETTLE_S=1", NULL};
-	const char *tmp = getenv("KPERF_TEST_TMP") ? getenv("KPERF_TEST_TMP") : "/tmp";
 	int smtp_port = 0;
 	pid_t smtp;
+	double end;
 
 	curl_global_init(CURL_GLOBAL_ALL);
-	snprintf(maildir, sizeof(maildir), "%s/mail-failover-%d", tmp, (int)getpid());
+	harness_tmpdir(maildir, sizeof(maildir), "mail-failover");
 	smtp = smtp_start(&smtp_port, maildir);
 	snprintf(smtp_env, sizeof(smtp_env), "KPERF_SMTP_URL=smtp://127.0.0.1:%d", smtp_port);
 	pg_cluster_start(&a, "pgfa", PRIMARY_OPTS);
@@ -283,7 +283,13 @@ Test(failover, primary_killed_standby_promoted, .timeout = 300)
 		cr_assert_eq(r.status, 201, "%s", r.body);
 		resp_release(&r);
 	}
-	for (int i = 0; i < 300 && maildir_count(maildir) < 1; i++)
+	for (end = harness_now() + 60; maildir_count(maildir) < 1 && harness_now() < end;)
+		usleep(100000);
+	cr_expect_eq(maildir_count(maildir), 1, "no message 60 s after the regression");
+	/* marked sent once the SMTP server answered, a moment after the Maildir has it */
+	for (end = harness_now() + 60;
+	     harness_count(&k, "SELECT count(*) FROM alert WHERE state = 'sent'") < 1 &&
+	     harness_now() < end;)
 		usleep(100000);
 	usleep(3000000); /* a second message would come meanwhile */
 	cr_expect_eq(maildir_count(maildir), 1, "one message after three failovers");

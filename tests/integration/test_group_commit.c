@@ -179,14 +179,20 @@ Test(group_commit, samples_land_in_the_partition_of_their_month)
 	http_post_json(&k, "/api/v1/runs", TOKEN_COLLECTOR, body, &r);
 	cr_assert_eq(r.status, 201, "%ld %s", r.status, r.body);
 	resp_release(&r);
+	/* the month the run was received in (UTC), as stored */
 	cr_expect_eq(harness_count(&k, "SELECT count(*) FROM sample WHERE tableoid::regclass::text"
-				       " = 'sample_' || to_char(now() AT TIME ZONE 'UTC', 'YYYYMM')"),
+				       " = (SELECT 'sample_' || to_char(received_at AT TIME ZONE"
+				       " 'UTC', 'YYYYMM') FROM run WHERE run_id = 'gc-month')"),
 		     4);
 	cr_expect_eq(harness_count(&k, "SELECT count(*) FROM ONLY sample_default"), 0);
-	/* this month and the next two exist before any row needs them */
-	cr_expect_eq(harness_count(&k, "SELECT count(*) FROM generate_series(0, 2) i WHERE"
-				       " to_regclass('sample_' || to_char((now() AT TIME ZONE 'UTC')"
-				       " + i * interval '1 month', 'YYYYMM')) IS NOT NULL"),
+	/* the month kperfd set the database up in (migration 005, which makes
+	 * the partitions, recorded in its transaction) and the next two exist
+	 * before any row needs them */
+	cr_expect_eq(harness_count(&k, "SELECT count(*) FROM generate_series(0, 2) i,"
+				       " schema_migrations m WHERE m.version = 5"
+				       " AND to_regclass('sample_' || to_char(date_trunc('month',"
+				       " m.applied_at AT TIME ZONE 'UTC') + i * interval '1 month',"
+				       " 'YYYYMM')) IS NOT NULL"),
 		     3);
 	kperfd_stop(&k);
 }
@@ -258,8 +264,10 @@ Test(group_commit, migration_005_moves_older_samples_into_their_months, .timeout
 				       " AND attname = 'doc' AND attcompression = 'l'"),
 		     1);
 	cr_expect_eq(harness_count(&k, "SELECT count(*) FROM sample_202403"), 3);
+	/* old-2's month (received at the INSERT's now()), as stored */
 	cr_expect_eq(harness_count(&k, "SELECT count(*) FROM sample WHERE tableoid::regclass::text"
-				       " = 'sample_' || to_char(now() AT TIME ZONE 'UTC', 'YYYYMM')"),
+				       " = (SELECT 'sample_' || to_char(received_at AT TIME ZONE"
+				       " 'UTC', 'YYYYMM') FROM run WHERE run_id = 'old-2')"),
 		     2);
 	cr_expect_eq(harness_count(&k, "SELECT count(*) FROM ONLY sample_default"), 0);
 	cr_expect_eq(harness_count(&k, "SELECT count(*) FROM sample s JOIN run r ON r.id = s.run_id"
