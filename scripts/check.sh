@@ -26,6 +26,11 @@ KPERF_PG_OPTIONS="-c fsync=off -c synchronous_commit=off -c full_page_writes=off
 	scripts/pg.sh start "$tmp/pg" "$pgport" >/dev/null
 export KPERF_TEST_PG="host=$tmp/pg/sock port=$pgport user=kperf"
 export KPERF_TEST_TMP="$tmp"
+# every kperfd of the tests starts on a copy of one migrated database
+scripts/pg.sh createdb "$tmp/pg" "$pgport" kperf_template
+KPERF_DATABASE_URL="$KPERF_TEST_PG dbname=kperf_template" KPERF_CONFIG=/dev/null \
+	build/kperfd migrate >/dev/null
+export KPERF_TEST_TEMPLATE=kperf_template
 export KPERF_BIN=build/kperfd KPERF_COLLECT_BIN=build/kperf-collect
 
 status=0 ran=0

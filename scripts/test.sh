@@ -30,6 +30,11 @@ KPERF_PG_OPTIONS="-c fsync=off -c synchronous_commit=off -c full_page_writes=off
 	scripts/pg.sh start "$tmp/pg" "$pgport"
 export KPERF_TEST_PG="host=$tmp/pg/sock port=$pgport user=kperf"
 export KPERF_TEST_TMP="$tmp"
+# every kperfd of the tests starts on a copy of one migrated database
+scripts/pg.sh createdb "$tmp/pg" "$pgport" kperf_template
+KPERF_DATABASE_URL="$KPERF_TEST_PG dbname=kperf_template" KPERF_CONFIG=/dev/null \
+	build/kperfd migrate >/dev/null
+export KPERF_TEST_TEMPLATE=kperf_template
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

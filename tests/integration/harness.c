@@ -93,13 +93,25 @@ static void spawn(struct kperfd *k)
 	cr_assert_fail("kperfd did not start in 30 s; see %s", k->log);
 }
 
+static void prepare(struct kperfd *k, const char *pg, const char *template);
+
+/* A kperfd on a database of its own, copied from the run's migrated
+ * template ($KPERF_TEST_TEMPLATE, made by scripts/test.sh) when there is
+ * one on this cluster: kperfd starts with nothing to migrate. */
 void kperfd_start(struct kperfd *k, const char *pg)
 {
-	kperfd_prepare(k, pg);
+	const char *t = getenv("KPERF_TEST_TEMPLATE");
+
+	prepare(k, pg, !pg && t && *t ? t : NULL);
 	spawn(k);
 }
 
 void kperfd_prepare(struct kperfd *k, const char *pg)
+{
+	prepare(k, pg, NULL);
+}
+
+static void prepare(struct kperfd *k, const char *pg, const char *template)
 {
 	static int seq;
 	char sql[256];
@@ -113,7 +125,10 @@ void kperfd_prepare(struct kperfd *k, const char *pg)
 		 getenv("KPERF_TEST_TMP") ? getenv("KPERF_TEST_TMP") : "/tmp", k->db);
 	mkdir(k->dir, 0755);
 	snprintf(k->log, sizeof(k->log), "%s/kperfd.log", k->dir);
-	snprintf(sql, sizeof(sql), "CREATE DATABASE %s", k->db);
+	if (template)
+		snprintf(sql, sizeof(sql), "CREATE DATABASE %s TEMPLATE %s", k->db, template);
+	else
+		snprintf(sql, sizeof(sql), "CREATE DATABASE %s", k->db);
 	admin_exec(k->pg, sql);
 }
 
