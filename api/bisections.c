@@ -1,6 +1,6 @@
 /*
  * bisections.c - /api/v1/bisections: the bisections kperf runs to pin a
- * regression on its first bad commit (server/bisect.c), with their steps;
+ * regression on its first bad commit (server/decide/bisect.c), with their steps;
  * an admin starts one by hand between a good and a bad commit.
  */
 #include <jansson.h>

@@ -1,6 +1,6 @@
 /*
  * compare.c - GET /api/v1/compare: resolve the refs, load each side's
- * samples (server/compare_load), paired by trend key minus the qualified
+ * samples (server/reads/compare_load.c), paired by trend key minus the qualified
  * fields, and answer rows as JSON, or the LKP / mmtests / CSV text.
  */
 #include <math.h>

@@ -25,7 +25,7 @@
 struct rd_pair {
 	struct rl_group *g;
 	long x, base;     /* commit ids */
-	char kind[16];    /* "parent" or "series_base" */
+	char kind[16];    /* "parent", "series_base" or "ancestor" */
 	int decided;      /* rd_decide stored rows (both sides had runs) */
 	long *tm_ids;     /* the target's metrics with samples, and their means */
 	double *tm_means; /* (what recoveries compare) */

@@ -730,7 +730,7 @@ int http_start(void)
 	}
 	info = MHD_get_daemon_info(daemon_handle, MHD_DAEMON_INFO_BIND_PORT);
 	log_info("listening on http://%s:%u, a thread per connection, %ld database connections",
-		 cfg.listen, info ? info->port : 0, threads + 2);
+		 cfg.listen, info ? info->port : 0, threads + 1 + REGRESS_WORKERS);
 	return info ? info->port : -1;
 }
 

@@ -1,8 +1,8 @@
 /*
  * compare_load.h - reading one side of a comparison from PostgreSQL into a
  * cmp_set: the runs of some commits (filtered by trend-key fields), their
- * samples grouped by run and metric. Used by the compare API and by the
- * regression worker.
+ * samples grouped by run and metric. Used by the compare, series and
+ * mail (the LKP table of an alert).
  */
 #ifndef KPERF_COMPARE_LOAD_H
 #define KPERF_COMPARE_LOAD_H

@@ -1,7 +1,7 @@
 /*
  * trend.h - the history of trend keys: for (machine, test, variant) and one
  * or all metrics, every commit's samples, commits in commit order. Read by
- * GET /api/v1/trend and by the worker that finds change points.
+ * GET /api/v1/trend.
  */
 #ifndef KPERF_TREND_H
 #define KPERF_TREND_H
