@@ -28,33 +28,3 @@ LANGUAGE sql IMMUTABLE AS $$
 			'pgactivate$|pgdeactivate$|pswpin$|pswpout$)'))
 	ELSE false END
 $$;
-
--- A subscription names a metric when its pattern's program part (before
--- the first '.') has no wildcard: only such a one is mailed an
--- informational row or a monitor.
-DROP VIEW decision_facts CASCADE;
-CREATE VIEW decision_facts AS
-	SELECT d.*, mt.name AS metric, t.suite, m.name AS machine, v.knobs, c.sha,
-	       c.series, c.series_name, c.files
-	FROM decision d JOIN metric mt ON mt.id = d.metric_id JOIN test t ON t.id = d.test_id
-	JOIN machine m ON m.id = d.machine_id JOIN variant v ON v.id = d.variant_id
-	JOIN commits c ON c.id = d.commit_id;
-
-CREATE FUNCTION subscription_matches(s subscription, f decision_facts) RETURNS boolean
-LANGUAGE sql STABLE AS $$
-	SELECT s.unsubscribed_at IS NULL
-	   AND f.verdict = ANY (s.verdicts)
-	   AND (f.role IN ('kpi', 'event')
-		OR (s.metric IS NOT NULL AND split_part(s.metric, '.', 1) !~ '[*?\[]'))
-	   AND (s.min_change_pct IS NULL
-		OR (CASE WHEN f.absolute THEN abs(f.change_abs) ELSE abs(f.change_pct) END)
-		   >= s.min_change_pct)
-	   AND (s.suite IS NULL OR f.suite = s.suite)
-	   AND (s.machine IS NULL OR f.machine = s.machine)
-	   AND (s.metric_like IS NULL OR f.metric LIKE s.metric_like)
-	   AND (s.series IS NULL OR f.series = s.series OR f.series_name = s.series)
-	   AND (s.files_like IS NULL OR EXISTS (SELECT 1 FROM unnest(f.files) AS fl(file),
-			unnest(s.files_like) AS pl(pattern) WHERE fl.file LIKE pl.pattern))
-	   AND (s.focus IS NULL
-		OR kperf_focus_matches(s.focus, f.metric, f.role, f.knobs, f.series_name))
-$$;

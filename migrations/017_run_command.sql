@@ -10,6 +10,10 @@ ALTER TABLE run ADD COLUMN command text GENERATED ALWAYS AS (doc->>'command') ST
 -- confirmed, bisected nor mailed.
 ALTER TABLE decision ADD COLUMN command_differs text;
 
+-- decision_facts lists d.*: made again with role (016) and command_differs.
+-- A subscription names a metric when its pattern's program part (before
+-- the first '.') has no wildcard: only such a one is mailed an
+-- informational row or a monitor (016's roles).
 DROP VIEW decision_facts CASCADE;
 CREATE VIEW decision_facts AS
 	SELECT d.*, mt.name AS metric, t.suite, m.name AS machine, v.knobs, c.sha,
