@@ -16,9 +16,9 @@ CFLAGS   += -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP \
             $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -I$(BUILD)/gen $(SERVER_INC)
 # server/ by concern (README's layout): core (what kperfd and kperf-collect
 # share), http, db, reads, stats, decide, mail; headers are found by folder.
-SERVER_DIRS := server $(patsubst %/,%,$(sort $(dir $(wildcard server/*/*.h))))
+SERVER_DIRS := lib server $(patsubst %/,%,$(sort $(dir $(wildcard server/*/*.h))))
 SERVER_INC  := $(addprefix -I,$(SERVER_DIRS))
-# C++ only for server/core/dtoa.cc, the wrapper of double-conversion (shortest doubles).
+# C++ only for lib/dtoa.cc, the wrapper of double-conversion (shortest doubles).
 CXXFLAGS ?= -O2 -g
 CXXFLAGS += -std=c++17 -Wall -Wextra -Werror -Wshadow -Wmissing-declarations -MMD -MP $(SERVER_INC)
 LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldouble-conversion -lstdc++ \
@@ -29,8 +29,9 @@ CXXFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover
 LDFLAGS  += -fsanitize=$(SANITIZE)
 endif
 
-SERVER_SRC := $(filter-out server/main.c,$(wildcard server/*.c server/*/*.c)) $(wildcard api/*.c)
-SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/server/core/dtoa.o \
+SERVER_SRC := $(filter-out server/main.c,$(wildcard server/*.c server/*/*.c)) $(wildcard api/*.c) \
+              $(wildcard lib/*.c)
+SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/lib/dtoa.o \
               $(BUILD)/obj/gen/migrations.o
 TEST_SRC   := $(wildcard tests/unit/*.c) $(wildcard tests/integration/*.c)
 TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
@@ -104,7 +105,7 @@ test:
 	scripts/test.sh
 
 # Every header compiles alone, included first in an empty file.
-HEADERS := $(wildcard server/*.h server/*/*.h api/*.h collectors/*.h)
+HEADERS := $(wildcard lib/*.h server/*.h server/*/*.h api/*.h collectors/*.h)
 headers: $(BUILD)/gen/migrations.c
 	@for h in $(HEADERS); do \
 		printf '#include "%s"\n' "$$PWD/$$h" | \
@@ -159,7 +160,7 @@ install: $(BUILD)/kperfd
 	cp -r static/. $(DESTDIR)$(PREFIX)/share/kperf/static/
 
 format:
-	clang-format -i server/*.[ch] server/*/*.[ch] server/*/*.cc api/*.[ch] tests/*/*.[ch]
+	clang-format -i lib/*.[ch] lib/*.cc server/*.[ch] server/*/*.[ch] api/*.[ch] tests/*/*.[ch]
 
 clean:
 	rm -rf build build-asan

@@ -4,13 +4,13 @@
 # (warnings, sanitizers, -MMD) it uses as they are.
 
 COLLECT_SRC      := $(wildcard collectors/*.c)
-# What kperfd and kperf-collect share (server/core: buffers, allocation, the
+# What kperfd and kperf-collect share (lib/: buffers, allocation, the
 # JSON writer with shortest doubles) and the ingest contract's decoder: a run
 # kperf-collect sends is checked by the code kperfd accepts it with.
-COLLECT_SHARED   := $(BUILD)/obj/server/core/buf.o $(BUILD)/obj/server/core/util.o \
-                    $(BUILD)/obj/server/core/metric_role.o $(BUILD)/obj/server/core/command.o \
-                    $(BUILD)/obj/server/core/jsonw.o $(BUILD)/obj/server/core/dtoa.o \
-                    $(BUILD)/obj/api/ingest_decode.o $(BUILD)/obj/api/decode_ctx.o
+COLLECT_SHARED   := $(BUILD)/obj/lib/buf.o $(BUILD)/obj/lib/util.o \
+                    $(BUILD)/obj/lib/metric_role.o $(BUILD)/obj/lib/command.o \
+                    $(BUILD)/obj/lib/jsonw.o $(BUILD)/obj/lib/dtoa.o \
+                    $(BUILD)/obj/lib/ingest_decode.o $(BUILD)/obj/lib/decode_ctx.o
 COLLECT_OBJ      := $(COLLECT_SRC:%.c=$(BUILD)/obj/%.o) $(COLLECT_SHARED)
 COLLECT_LIB_OBJ  := $(filter-out $(BUILD)/obj/collectors/main.o,$(COLLECT_OBJ))
 COLLECT_TEST_SRC := $(wildcard tests/collect/*.c)

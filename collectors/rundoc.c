@@ -21,7 +21,7 @@
 #include "metrics.h"
 #include "post.h"
 #include "progress.h"
-#include "../api/ingest_decode.h"
+#include "ingest_decode.h"
 #include "jsonw.h"
 #include "rundoc.h"
 #include "spool.h"

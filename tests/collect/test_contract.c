@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../api/ingest_decode.h"
+#include "ingest_decode.h"
 #include "../../collectors/rundoc.h"
 #include "testutil.h"
 

@@ -17,24 +17,24 @@ FUZZ_WORK    ?= $(FUZZ_DIR)/work
 # The tree's warning flags (clang 14 takes them all), instrumentation for
 # libFuzzer's coverage and both sanitizers, every finding fatal. Clang's
 # -Wformat=2 also flags vsnprintf(fmt) in helpers whose format attribute is
-# missing (server/core/util.c's log helper), which gcc lets pass: off here.
+# missing (lib/util.c's log helper), which gcc lets pass: off here.
 FUZZ_SAN     := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
                 -fno-omit-frame-pointer
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -g -O1 $(WARN) $(FUZZ_SAN) -MMD -MP \
                 $(shell pkg-config --cflags libpq jansson 2>/dev/null) $(SERVER_INC)
-# server/core/dtoa.cc, the one C++ file (the double-conversion wrapper jsonw.c needs).
+# lib/dtoa.cc, the one C++ file (the double-conversion wrapper jsonw.c needs).
 FUZZ_CXXFLAGS := -std=c++17 -g -O1 -Wall -Wextra -Werror -Wshadow -Wmissing-declarations \
                  $(FUZZ_SAN) -MMD -MP $(SERVER_INC)
 FUZZ_LDFLAGS := -fsanitize=fuzzer,address,undefined
 
 # The code under test, per harness family (the collector's parsers take
-# buffers and allocation from server/core, as kperf-collect does).
-FUZZ_INGEST_SRC  := api/ingest_decode.c api/decode_ctx.c server/core/jsonw.c server/core/dtoa.cc server/core/util.c \
-                    server/core/buf.c
-FUZZ_QUERY_SRC   := api/query.c server/core/util.c server/core/buf.c
-FUZZ_REF_SRC     := api/ref.c api/query.c server/core/util.c server/core/buf.c
+# buffers and allocation from lib/, as kperf-collect does).
+FUZZ_INGEST_SRC  := lib/ingest_decode.c lib/decode_ctx.c lib/jsonw.c lib/dtoa.cc lib/util.c \
+                    lib/buf.c
+FUZZ_QUERY_SRC   := api/query.c lib/util.c lib/buf.c
+FUZZ_REF_SRC     := api/ref.c api/query.c lib/util.c lib/buf.c
 FUZZ_COLLECT_SRC := collectors/parse.c $(wildcard collectors/parse_*.c) collectors/cutil.c \
-                    collectors/metrics.c collectors/rx.c server/core/buf.c server/core/util.c
+                    collectors/metrics.c collectors/rx.c lib/buf.c lib/util.c
 fuzz_obj = $(patsubst %,$(FUZZ_DIR)/obj/%.o,$(basename $(1)))
 
 # One harness per parser of collectors/parse.c's table.

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "../../api/ingest_decode.h"
+#include "ingest_decode.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
