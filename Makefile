@@ -14,10 +14,9 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -D_GNU_SOURCE $(WARN) -MMD -MP \
             $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -I$(BUILD)/gen $(SERVER_INC)
-# server/ by concern (README's layout): core (what kperfd and kperf-collect
-# share), http, db, reads, stats, decide, mail; headers are found by folder.
-SERVER_DIRS := lib server $(patsubst %/,%,$(sort $(dir $(wildcard server/*/*.h))))
-SERVER_INC  := $(addprefix -I,$(SERVER_DIRS))
+# Headers are named from the root, the folder saying where each lives
+# ("lib/buf.h", "server/db/db.h"): one -I, as PostgreSQL's src/include.
+SERVER_INC  := -I.
 # C++ only for lib/dtoa.cc, the wrapper of double-conversion (shortest doubles).
 CXXFLAGS ?= -O2 -g
 CXXFLAGS += -std=c++17 -Wall -Wextra -Werror -Wshadow -Wmissing-declarations -MMD -MP $(SERVER_INC)
@@ -109,7 +108,7 @@ HEADERS := $(wildcard lib/*.h server/*.h server/*/*.h api/*.h collectors/*.h)
 headers: $(BUILD)/gen/migrations.c
 	@for h in $(HEADERS); do \
 		printf '#include "%s"\n' "$$PWD/$$h" | \
-		$(CC) $(filter-out -MMD -MP,$(CFLAGS)) -I$$(dirname $$h) -fsyntax-only -x c - || \
+		$(CC) $(filter-out -MMD -MP,$(CFLAGS)) -fsyntax-only -x c - || \
 		{ echo "$$h does not compile alone" >&2; exit 1; }; \
 	done; echo "headers: $(words $(HEADERS)) compile alone"
 

@@ -5,7 +5,7 @@
 #ifndef KPERF_API_H
 #define KPERF_API_H
 
-#include "http.h"
+#include "server/http/http.h"
 
 #define API_LIST_FILTERS_MAX 16
 

@@ -8,13 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bisect.h"
-#include "db.h"
-#include "kperf_limits.h"
-#include "util.h"
-#include "api.h"
-#include "ingest_decode.h"
-#include "ref.h"
+#include "server/decide/bisect.h"
+#include "server/db/db.h"
+#include "lib/kperf_limits.h"
+#include "lib/util.h"
+#include "api/api.h"
+#include "lib/ingest_decode.h"
+#include "api/ref.h"
 
 #define BISECTION_JSON                                                                            \
 	"jsonb_build_object('id', b.id, 'decision_id', b.decision_id, 'machine', m.name,"          \

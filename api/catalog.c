@@ -6,11 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "db.h"
-#include "jsonw.h"
-#include "metric_role.h"
-#include "api.h"
-#include "query.h"
+#include "server/db/db.h"
+#include "lib/jsonw.h"
+#include "lib/metric_role.h"
+#include "api/api.h"
+#include "api/query.h"
 
 void api_list(struct request *rq, struct reply *rp, const char *sql, int n,
 	      const char *const *filters)

@@ -5,12 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "db.h"
-#include "kperf_limits.h"
-#include "api.h"
-#include "decode_gate.h"
-#include "ingest_decode.h"
-#include "store.h"
+#include "server/db/db.h"
+#include "lib/kperf_limits.h"
+#include "api/api.h"
+#include "api/decode_gate.h"
+#include "lib/ingest_decode.h"
+#include "api/store.h"
 
 void api_commits_post(struct request *rq, struct reply *rp)
 {

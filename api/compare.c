@@ -9,16 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compare_cmd.h"
-#include "compare_load.h"
-#include "counters.h"
-#include "db.h"
-#include "jsonw.h"
-#include "metric_role.h"
-#include "util.h"
-#include "api.h"
-#include "compare_req.h"
-#include "query.h"
+#include "api/compare_cmd.h"
+#include "server/reads/compare_load.h"
+#include "server/counters.h"
+#include "server/db/db.h"
+#include "lib/jsonw.h"
+#include "lib/metric_role.h"
+#include "lib/util.h"
+#include "api/api.h"
+#include "api/compare_req.h"
+#include "api/query.h"
 
 /* What a side's runs were, besides the kernel: config, cmdline, knobs, and the
  * machine facts as each run reported them. Each run's document is read (and

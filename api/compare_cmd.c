@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "command.h"
-#include "compare_cmd.h"
-#include "db.h"
-#include "jsonw.h"
-#include "util.h"
+#include "lib/command.h"
+#include "api/compare_cmd.h"
+#include "server/db/db.h"
+#include "lib/jsonw.h"
+#include "lib/util.h"
 
 static const char SQL_COMMANDS[] =
 	"SELECT t.suite, r.command FROM run r JOIN test t ON t.id = r.test_id"

@@ -9,8 +9,8 @@
 
 #include <libpq-fe.h>
 
-#include "buf.h"
-#include "compare_req.h"
+#include "lib/buf.h"
+#include "api/compare_req.h"
 
 /* Read the commands of q's sides into q->cmds. 0, or -1 (logged). */
 int compare_cmd_load(PGconn *c, struct compare_req *q);

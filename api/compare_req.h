@@ -5,9 +5,9 @@
 #ifndef KPERF_API_COMPARE_H
 #define KPERF_API_COMPARE_H
 
-#include "buf.h"
-#include "compare.h"
-#include "ref.h"
+#include "lib/buf.h"
+#include "server/stats/compare.h"
+#include "api/ref.h"
 
 struct compare_req {
 	struct ref refs[COMPARE_SIDES_MAX]; /* [0] is the base */

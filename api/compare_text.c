@@ -9,12 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compare_lkp.h"
-#include "metric_role.h"
-#include "stats_lkp.h"
-#include "stats_mmtests.h"
-#include "util.h"
-#include "compare_req.h"
+#include "server/stats/compare_lkp.h"
+#include "lib/metric_role.h"
+#include "server/stats/stats_lkp.h"
+#include "server/stats/stats_mmtests.h"
+#include "lib/util.h"
+#include "api/compare_req.h"
 
 void compare_render_lkp(const struct compare_req *q, struct buf *out)
 {

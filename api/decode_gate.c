@@ -3,8 +3,8 @@
  */
 #include <pthread.h>
 
-#include "kperf_limits.h"
-#include "decode_gate.h"
+#include "lib/kperf_limits.h"
+#include "api/decode_gate.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t freed = PTHREAD_COND_INITIALIZER;

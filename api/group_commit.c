@@ -14,11 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "counters.h"
-#include "db.h"
-#include "kperf_limits.h"
-#include "util.h"
-#include "group_commit.h"
+#include "server/counters.h"
+#include "server/db/db.h"
+#include "lib/kperf_limits.h"
+#include "lib/util.h"
+#include "api/group_commit.h"
 
 enum job_state { JOB_QUEUED, JOB_STORED, JOB_ALONE };
 

@@ -8,7 +8,7 @@
 
 #include <libpq-fe.h>
 
-#include "store.h"
+#include "api/store.h"
 
 /*
  * Store items (one request's runs, all or nothing). Returns -1 when stored

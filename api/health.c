@@ -7,13 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "counters.h"
-#include "db.h"
-#include "mailer.h"
-#include "readcache.h"
-#include "regress.h"
-#include "route.h"
-#include "api.h"
+#include "server/counters.h"
+#include "server/db/db.h"
+#include "server/mail/mailer.h"
+#include "server/reads/readcache.h"
+#include "server/decide/regress.h"
+#include "server/http/route.h"
+#include "api/api.h"
 
 /*
  * The standby's replay: 0 and *lag_s (seconds since the last transaction it

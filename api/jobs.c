@@ -12,15 +12,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "db.h"
-#include "kperf_limits.h"
-#include "token.h"
-#include "util.h"
-#include "api.h"
-#include "ingest_decode.h"
-#include "jobs.h"
-#include "ref.h"
+#include "lib/buf.h"
+#include "server/db/db.h"
+#include "lib/kperf_limits.h"
+#include "server/db/token.h"
+#include "lib/util.h"
+#include "api/api.h"
+#include "lib/ingest_decode.h"
+#include "api/jobs.h"
+#include "api/ref.h"
 
 #define JOB_FAILURES_MAX 3   /* failures that end a job */
 #define JOB_LEASE_DEFAULT_S 1800

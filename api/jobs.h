@@ -9,7 +9,7 @@
 #include <libpq-fe.h>
 #include <stddef.h>
 
-#include "store.h"
+#include "api/store.h"
 
 /*
  * Count the stored runs of items that name a job ("job": {"id": N}) toward

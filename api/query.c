@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kperf_limits.h"
-#include "util.h"
-#include "query.h"
+#include "lib/kperf_limits.h"
+#include "lib/util.h"
+#include "api/query.h"
 
 void query_glob_like(struct buf *out, const char *glob)
 {

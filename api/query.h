@@ -7,7 +7,7 @@
 
 #include <jansson.h>
 
-#include "buf.h"
+#include "lib/buf.h"
 
 /* Turn a glob (*, ?) into a LIKE pattern with LIKE's own wildcards escaped. */
 void query_glob_like(struct buf *out, const char *glob);

@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "db.h"
-#include "util.h"
-#include "query.h"
-#include "ref.h"
+#include "lib/buf.h"
+#include "server/db/db.h"
+#include "lib/util.h"
+#include "api/query.h"
+#include "api/ref.h"
 
 int ref_parse(const char *text, struct ref *r, struct reply *rp, const char *field)
 {

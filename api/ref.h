@@ -9,7 +9,7 @@
 #include <jansson.h>
 #include <libpq-fe.h>
 
-#include "http.h"
+#include "server/http/http.h"
 
 struct ref {
 	char *text;       /* as given */

@@ -10,13 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db.h"
-#include "jsonw.h"
-#include "kperf_limits.h"
-#include "util.h"
-#include "api.h"
-#include "ingest_decode.h"
-#include "store.h"
+#include "server/db/db.h"
+#include "lib/jsonw.h"
+#include "lib/kperf_limits.h"
+#include "lib/util.h"
+#include "api/api.h"
+#include "lib/ingest_decode.h"
+#include "api/store.h"
 
 /* The columns of one decision as a JSON object (d, c = commit, b = base...). */
 #define DECISION_JSON                                                                          \

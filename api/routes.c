@@ -4,9 +4,9 @@
  */
 #include <string.h>
 
-#include "route.h"
-#include "static.h"
-#include "api.h"
+#include "server/http/route.h"
+#include "server/http/static.h"
+#include "api/api.h"
 
 const struct route routes[] = {
 	{"POST", "/api/v1/runs", api_runs_post, AUTH_COLLECTOR, 1, 0},

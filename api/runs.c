@@ -7,18 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "counters.h"
-#include "db.h"
-#include "jsonw.h"
-#include "kperf_limits.h"
-#include "token.h"
-#include "util.h"
-#include "api.h"
-#include "jobs.h"
-#include "group_commit.h"
-#include "decode_gate.h"
-#include "ingest_decode.h"
-#include "store.h"
+#include "server/counters.h"
+#include "server/db/db.h"
+#include "lib/jsonw.h"
+#include "lib/kperf_limits.h"
+#include "server/db/token.h"
+#include "lib/util.h"
+#include "api/api.h"
+#include "api/jobs.h"
+#include "api/group_commit.h"
+#include "api/decode_gate.h"
+#include "lib/ingest_decode.h"
+#include "api/store.h"
 
 static void answer_run(struct buf *b, const struct run_in *run, long id)
 {

@@ -8,14 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "commit_order.h"
-#include "compare_load.h"
-#include "db.h"
-#include "jsonw.h"
-#include "metric_role.h"
-#include "stats_lkp.h"
-#include "util.h"
-#include "api.h"
+#include "server/decide/commit_order.h"
+#include "server/reads/compare_load.h"
+#include "server/db/db.h"
+#include "lib/jsonw.h"
+#include "lib/metric_role.h"
+#include "server/stats/stats_lkp.h"
+#include "lib/util.h"
+#include "api/api.h"
 
 static const char SQL_LIST[] =
 	"WITH f AS (SELECT c.series_name AS name,"

@@ -16,12 +16,12 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "buf.h"
-#include "db.h"
-#include "jsonw.h"
-#include "kperf_limits.h"
-#include "util.h"
-#include "store.h"
+#include "lib/buf.h"
+#include "server/db/db.h"
+#include "lib/jsonw.h"
+#include "lib/kperf_limits.h"
+#include "lib/util.h"
+#include "api/store.h"
 
 /* The posted machine as columns, from j (its JSON). */
 #define MACHINE_COLS                                                                       \

@@ -9,8 +9,8 @@
 
 #include <libpq-fe.h>
 
-#include "strmap.h"
-#include "ingest_decode.h"
+#include "lib/strmap.h"
+#include "lib/ingest_decode.h"
 
 /*
  * The end of every INSERT INTO decision_queue (commit_id, machine_id,

@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db.h"
-#include "jsonw.h"
-#include "kperf_limits.h"
-#include "util.h"
-#include "api.h"
-#include "query.h"
+#include "server/db/db.h"
+#include "lib/jsonw.h"
+#include "lib/kperf_limits.h"
+#include "lib/util.h"
+#include "api/api.h"
+#include "api/query.h"
 
 #define SUB_FILES_MAX 100
 

@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db.h"
-#include "jsonw.h"
-#include "stats.h"
-#include "trend.h"
-#include "util.h"
-#include "api.h"
-#include "query.h"
+#include "server/db/db.h"
+#include "lib/jsonw.h"
+#include "server/stats/stats.h"
+#include "server/reads/trend.h"
+#include "lib/util.h"
+#include "api/api.h"
+#include "api/query.h"
 
 static const char SQL_KEYS[] =
 	"SELECT m.id, t.id, t.params::text, v.id, v.knobs::text,"

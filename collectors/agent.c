@@ -22,19 +22,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent.h"
-#include "catalogue.h"
-#include "buf.h"
-#include "cutil.h"
-#include "jobfile.h"
-#include "kernel.h"
-#include "knobs.h"
-#include "kswitch.h"
-#include "lease.h"
-#include "machine.h"
-#include "post.h"
-#include "run.h"
-#include "spool.h"
+#include "collectors/agent.h"
+#include "collectors/catalogue.h"
+#include "lib/buf.h"
+#include "collectors/cutil.h"
+#include "collectors/jobfile.h"
+#include "collectors/kernel.h"
+#include "collectors/knobs.h"
+#include "collectors/kswitch.h"
+#include "collectors/lease.h"
+#include "collectors/machine.h"
+#include "collectors/post.h"
+#include "collectors/run.h"
+#include "collectors/spool.h"
 
 /* Bytes of a reason kperfd keeps (its LIMIT_TEXT). */
 #define REASON_MAX 1000

@@ -7,7 +7,7 @@
 #ifndef KPERF_AGENT_H
 #define KPERF_AGENT_H
 
-#include "config.h"
+#include "collectors/config.h"
 
 #define AGENT_DEFAULT_STATE_DIR "/var/lib/kperf-agent"
 /* The file in the state directory that holds the job being worked on. */

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "catalogue.h"
-#include "buf.h"
-#include "cutil.h"
-#include "parse.h"
+#include "collectors/catalogue.h"
+#include "lib/buf.h"
+#include "collectors/cutil.h"
+#include "collectors/parse.h"
 
 /* ---- words ---- */
 

@@ -11,12 +11,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "commits.h"
-#include "cutil.h"
-#include "progress.h"
-#include "post.h"
-#include "run.h"
+#include "lib/buf.h"
+#include "collectors/commits.h"
+#include "collectors/cutil.h"
+#include "collectors/progress.h"
+#include "collectors/post.h"
+#include "collectors/run.h"
 
 /* %x1e starts a commit; sha, parents, subject, author, committer date, body. */
 #define COMMITS_GIT_FORMAT "%x1e%H%x1f%P%x1f%s%x1f%an <%ae>%x1f%cI%x1f%b%x1f"

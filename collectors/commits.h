@@ -9,7 +9,7 @@
 
 #include <jansson.h>
 
-#include "config.h"
+#include "collectors/config.h"
 
 struct commits_opts {
 	const char *git_dir; /* the tree */

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "cutil.h"
-#include "parse.h"
+#include "collectors/config.h"
+#include "collectors/cutil.h"
+#include "collectors/parse.h"
 
 static void set(char **slot, const char *value)
 {

@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "cutil.h"
+#include "lib/buf.h"
+#include "collectors/cutil.h"
 
 
 static void vmsg(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));

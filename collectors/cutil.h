@@ -1,7 +1,7 @@
 /*
  * cutil.h - the collector's process-wide basics: allocation that aborts on
  * OOM, messages on stderr, bounded number parsing, whole-file reads and the
- * overridable roots of /proc, /sys and /boot. Allocation comes from server/core.
+ * overridable roots of /proc, /sys and /boot. Allocation comes from lib/.
  */
 #ifndef KPERF_CUTIL_H
 #define KPERF_CUTIL_H
@@ -67,7 +67,7 @@ double dvec_pstddev(const struct dvec *d);
 /* Kahan-Babuska summation of n doubles (what Ruby's Array#sum does). */
 double sum_kb(const double *v, size_t n);
 
-#include "util.h" /* allocation: xmalloc & co., shared with kperfd */
-#include "banned.h"
+#include "lib/util.h" /* allocation: xmalloc & co., shared with kperfd */
+#include "lib/banned.h"
 
 #endif

@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cutil.h"
-#include "import.h"
-#include "metrics.h"
-#include "mmtests.h"
-#include "parse.h"
-#include "progress.h"
-#include "run.h"
+#include "collectors/cutil.h"
+#include "collectors/import.h"
+#include "collectors/metrics.h"
+#include "collectors/mmtests.h"
+#include "collectors/parse.h"
+#include "collectors/progress.h"
+#include "collectors/run.h"
 
 /* Largest output file read. */
 #define IMPORT_FILE_MAX (512u * 1024u * 1024u)

@@ -5,8 +5,8 @@
 #ifndef KPERF_IMPORT_H
 #define KPERF_IMPORT_H
 
-#include "config.h"
-#include "rundoc.h"
+#include "collectors/config.h"
+#include "collectors/rundoc.h"
 
 struct import_opts {
 	struct run_meta meta; /* meta.suite defaults to the format's suite */

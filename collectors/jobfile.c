@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cutil.h"
-#include "jobfile.h"
-#include "kswitch.h"
+#include "collectors/cutil.h"
+#include "collectors/jobfile.h"
+#include "collectors/kswitch.h"
 
 /* Bytes of a state file: a job object is small. */
 #define JOBFILE_MAX (1u << 20)

@@ -9,8 +9,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "catalogue.h"
-#include "kernel.h"
+#include "collectors/catalogue.h"
+#include "collectors/kernel.h"
 
 /* Where the agent was with a job when it last wrote the state file. */
 enum job_phase {

@@ -16,10 +16,10 @@
 #include <zlib.h>
 #endif
 
-#include "buf.h"
-#include "cutil.h"
-#include "kernel.h"
-#include "parse.h"
+#include "lib/buf.h"
+#include "collectors/cutil.h"
+#include "collectors/kernel.h"
+#include "collectors/parse.h"
 
 /* A kernel config is ~250 KiB; anything past this is not one. */
 #define CONFIG_MAX (16u * 1024u * 1024u)

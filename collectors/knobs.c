@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "cutil.h"
-#include "knobs.h"
-#include "parse.h"
+#include "lib/buf.h"
+#include "collectors/cutil.h"
+#include "collectors/knobs.h"
+#include "collectors/parse.h"
 
 /* Server limit on a variant or environment value. */
 #define KNOB_VALUE_MAX 256

@@ -15,13 +15,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "catalogue.h"
-#include "buf.h"
-#include "cutil.h"
-#include "kswitch.h"
-#include "parse.h"
-#include "run.h"
-#include "rundoc.h"
+#include "collectors/catalogue.h"
+#include "lib/buf.h"
+#include "collectors/cutil.h"
+#include "collectors/kswitch.h"
+#include "collectors/parse.h"
+#include "collectors/run.h"
+#include "collectors/rundoc.h"
 
 /* Seconds --running-cmd may take; bytes of its output read. */
 #define RUNNING_CMD_TIMEOUT_S 30

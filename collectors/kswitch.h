@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "kernel.h"
+#include "collectors/kernel.h"
 
 struct running {
 	char sha[41];                         /* lower case, "" when not known */

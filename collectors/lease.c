@@ -9,10 +9,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "buf.h"
-#include "cutil.h"
-#include "lease.h"
-#include "post.h"
+#include "lib/buf.h"
+#include "collectors/cutil.h"
+#include "collectors/lease.h"
+#include "collectors/post.h"
 
 int lease_status_lost(long status)
 {

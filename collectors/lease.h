@@ -11,7 +11,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "config.h"
+#include "collectors/config.h"
 
 /*
  * POST /api/v1/jobs/<id>/<action> ("heartbeat", "fail", "release") with

@@ -9,11 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "cutil.h"
-#include "machine.h"
-#include "parse.h"
-#include "proc.h"
+#include "lib/buf.h"
+#include "collectors/cutil.h"
+#include "collectors/machine.h"
+#include "collectors/parse.h"
+#include "collectors/proc.h"
 
 size_t machine_name_clean(const char *src, char *dst, size_t dstsz)
 {

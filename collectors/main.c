@@ -10,18 +10,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
-#include "commits.h"
-#include "config.h"
-#include "cutil.h"
-#include "import.h"
-#include "mmtests.h"
-#include "parse.h"
-#include "post.h"
-#include "progress.h"
-#include "review.h"
-#include "run.h"
-#include "spool.h"
+#include "collectors/agent.h"
+#include "collectors/commits.h"
+#include "collectors/config.h"
+#include "collectors/cutil.h"
+#include "collectors/import.h"
+#include "collectors/mmtests.h"
+#include "collectors/parse.h"
+#include "collectors/post.h"
+#include "collectors/progress.h"
+#include "collectors/review.h"
+#include "collectors/run.h"
+#include "collectors/spool.h"
 
 static const char usage_text[] =
 	"usage: kperf-collect [OPTIONS] COMMAND ...\n"

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "cutil.h"
-#include "metrics.h"
+#include "lib/buf.h"
+#include "collectors/cutil.h"
+#include "collectors/metrics.h"
 
 char *metric_name_clean(char *name)
 {

@@ -10,10 +10,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "buf.h"
-#include "cutil.h"
-#include "mmtests.h"
-#include "parse.h"
+#include "lib/buf.h"
+#include "collectors/cutil.h"
+#include "collectors/mmtests.h"
+#include "collectors/parse.h"
 
 /* Directory levels below DIR searched (work/log/<run>/iter-N/sysbench/logs is 5). */
 #define MMTESTS_DEPTH_MAX 8

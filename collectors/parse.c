@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "cutil.h"
-#include "metrics.h"
-#include "parse.h"
+#include "lib/buf.h"
+#include "collectors/cutil.h"
+#include "collectors/metrics.h"
+#include "collectors/parse.h"
 
 const struct parser parsers[] = {
 	{"vm-scalability", "vm-scalability", parse_vm_scalability,

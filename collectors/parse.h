@@ -96,7 +96,7 @@ void lines_release(struct lines *it);
 /*
  * Limits of the formats whose names come from the input (kv, json): a
  * bigger input is an error naming the line or key, never a silent cut.
- * The same figures as the server's (server/core/kperf_limits.h, LIMIT_*).
+ * The same figures as the server's (lib/kperf_limits.h, LIMIT_*).
  */
 #define PARSE_VALUES_PER_METRIC_MAX 10000 /* LIMIT_VALUES_PER_METRIC */
 #define PARSE_METRICS_MAX 10000		  /* LIMIT_METRICS_PER_RUN */

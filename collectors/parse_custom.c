@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cutil.h"
-#include "metrics.h"
-#include "parse.h"
+#include "collectors/cutil.h"
+#include "collectors/metrics.h"
+#include "collectors/parse.h"
 
 struct counts {
 	size_t values; /* all values added */

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cutil.h"
-#include "parse.h"
+#include "collectors/cutil.h"
+#include "collectors/parse.h"
 
 /* Jobs kept (fio's numjobs can make thousands; the run limits would cut them anyway). */
 #define FIO_JOBS_MAX 512

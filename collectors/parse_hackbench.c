@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cutil.h"
-#include "parse.h"
+#include "collectors/cutil.h"
+#include "collectors/parse.h"
 
 /* The number after prefix at s, up to the next blank; -1 when none. */
 static int after(const char *s, const char *prefix, double *out)

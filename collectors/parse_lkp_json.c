@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cutil.h"
-#include "metrics.h"
-#include "parse.h"
+#include "collectors/cutil.h"
+#include "collectors/metrics.h"
+#include "collectors/parse.h"
 
 static json_t *load(struct parse_ctx *pc, const char *text, size_t len)
 {

@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "cutil.h"
-#include "lockstat.h"
-#include "metrics.h"
-#include "parse.h"
-#include "rx.h"
+#include "lib/buf.h"
+#include "collectors/cutil.h"
+#include "collectors/lockstat.h"
+#include "collectors/metrics.h"
+#include "collectors/parse.h"
+#include "collectors/rx.h"
 
 #define LS_COLUMNS 16
 

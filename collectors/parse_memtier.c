@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cutil.h"
-#include "parse.h"
+#include "collectors/cutil.h"
+#include "collectors/parse.h"
 
 #define MT_COLS 9
 #define MT_PERCENTILES 4

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cutil.h"
-#include "parse.h"
+#include "collectors/cutil.h"
+#include "collectors/parse.h"
 
 /* The number at s (up to a blank, '/' or the end); -1 when there is none. */
 static int number_at(const char *s, double *out, const char **rest)

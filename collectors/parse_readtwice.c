@@ -16,8 +16,8 @@
 #include <ctype.h>
 #include <string.h>
 
-#include "cutil.h"
-#include "parse.h"
+#include "collectors/cutil.h"
+#include "collectors/parse.h"
 
 /* The number just before "<unit>/s" at rate (which points at the unit). */
 static int number_before(const char *line, const char *unit_at, double *out)

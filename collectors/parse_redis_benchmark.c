@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cutil.h"
-#include "parse.h"
+#include "collectors/cutil.h"
+#include "collectors/parse.h"
 
 #define RB_COLS 16
 /* Longest test name kept (a custom command's test name is its command line). */

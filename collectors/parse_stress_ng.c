@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cutil.h"
-#include "parse.h"
+#include "collectors/cutil.h"
+#include "collectors/parse.h"
 
 /* Longest stressor or metric name kept whole. */
 #define SNG_NAME_MAX 160

@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "cutil.h"
-#include "parse.h"
+#include "lib/buf.h"
+#include "collectors/cutil.h"
+#include "collectors/parse.h"
 
 enum section {
 	S_NONE,

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cutil.h"
-#include "parse.h"
-#include "rx.h"
+#include "collectors/cutil.h"
+#include "collectors/parse.h"
+#include "collectors/rx.h"
 
 enum { RX_USECS, RX_DD, RX_TRUNC, RX_FAULT, RX_MIGRATE, RX_REMAP, RX_FREE, RX_CASE, RX_N };
 

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "cutil.h"
-#include "parse.h"
+#include "collectors/cutil.h"
+#include "collectors/parse.h"
 
 static const char *const keys[] = {
 	"procs.r", "procs.b",   "memory.swpd", "memory.free", "memory.buff", "memory.cache",

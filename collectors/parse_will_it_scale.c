@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "cutil.h"
-#include "parse.h"
-#include "rx.h"
+#include "lib/buf.h"
+#include "collectors/cutil.h"
+#include "collectors/parse.h"
+#include "collectors/rx.h"
 
 #define WIS_COLUMNS 32
 

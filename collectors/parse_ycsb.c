@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cutil.h"
-#include "parse.h"
-#include "rx.h"
+#include "collectors/cutil.h"
+#include "collectors/parse.h"
+#include "collectors/rx.h"
 
 struct row {
 	const char *section; /* between the brackets */

@@ -19,9 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cutil.h"
-#include "perf.h"
-#include "run.h"
+#include "collectors/cutil.h"
+#include "collectors/perf.h"
+#include "collectors/run.h"
 
 /* `perf version` must answer within this, seconds (the Debian wrapper answers at once). */
 #define PERF_VERSION_TIMEOUT_S 20

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "buf.h"
+#include "lib/buf.h"
 
 /* Longest path of a perf binary, its data or reports, bytes with the NUL. */
 #define PERF_PATH_MAX 4096

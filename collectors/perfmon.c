@@ -22,12 +22,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "cutil.h"
-#include "metrics.h"
-#include "parse.h"
-#include "perfmon.h"
-#include "run.h"
+#include "lib/buf.h"
+#include "collectors/cutil.h"
+#include "collectors/metrics.h"
+#include "collectors/parse.h"
+#include "collectors/perfmon.h"
+#include "collectors/run.h"
 
 static double now_s(void)
 {

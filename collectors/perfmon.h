@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "perf.h"
+#include "collectors/perf.h"
 
 /* Samples per second and CPU of a profile (perf record -F). */
 #define PERFMON_PROFILE_HZ 1000

@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "buf.h"
-#include "cutil.h"
-#include "post.h"
+#include "lib/buf.h"
+#include "collectors/cutil.h"
+#include "collectors/post.h"
 
 /* Bytes of an answer kept: error answers are small; more is not kperfd. */
 #define POST_ANSWER_MAX (1u << 20)

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "config.h"
+#include "collectors/config.h"
 
 struct post_result {
 	long status;     /* HTTP status; 0 when no answer arrived */

@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "cutil.h"
-#include "lockstat.h"
-#include "metrics.h"
-#include "parse.h"
-#include "proc.h"
-#include "metric_role.h"
+#include "lib/buf.h"
+#include "collectors/cutil.h"
+#include "collectors/lockstat.h"
+#include "collectors/metrics.h"
+#include "collectors/parse.h"
+#include "collectors/proc.h"
+#include "lib/metric_role.h"
 
 /* Largest counter file read: /proc/lock_stat of a big machine. */
 #define PROC_FILE_MAX (64u * 1024u * 1024u)

@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cutil.h"
-#include "progress.h"
+#include "collectors/cutil.h"
+#include "collectors/progress.h"
 
 static int quiet;
 

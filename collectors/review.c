@@ -14,10 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "cutil.h"
-#include "post.h"
-#include "review.h"
+#include "lib/buf.h"
+#include "collectors/cutil.h"
+#include "collectors/post.h"
+#include "collectors/review.h"
 
 static int colour;
 

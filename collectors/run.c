@@ -18,15 +18,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "cutil.h"
-#include "metrics.h"
-#include "parse.h"
-#include "perfmon.h"
-#include "proc.h"
-#include "progress.h"
-#include "run.h"
-#include "metric_role.h"
+#include "lib/buf.h"
+#include "collectors/cutil.h"
+#include "collectors/metrics.h"
+#include "collectors/parse.h"
+#include "collectors/perfmon.h"
+#include "collectors/proc.h"
+#include "collectors/progress.h"
+#include "collectors/run.h"
+#include "lib/metric_role.h"
 
 /* Output kept for parsing per iteration; past this only the tail is kept. */
 #define RUN_OUTPUT_MAX (256u * 1024u * 1024u)

@@ -9,8 +9,8 @@
 
 #include <jansson.h>
 
-#include "config.h"
-#include "rundoc.h"
+#include "collectors/config.h"
+#include "collectors/rundoc.h"
 
 /* Exit status when the run could be neither posted nor spooled (EX_TEMPFAIL). */
 #define EXIT_LOST 75

@@ -1,6 +1,6 @@
 /*
  * rundoc.c - building and delivering run documents. Everything the server's
- * validator checks (api/ingest_decode.c) is made true here: name charsets,
+ * validator checks (lib/ingest_decode.c) is made true here: name charsets,
  * string values, UTF-8 text, output_tail and metric limits.
  */
 #include <ctype.h>
@@ -13,18 +13,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "cutil.h"
-#include "kernel.h"
-#include "knobs.h"
-#include "machine.h"
-#include "metrics.h"
-#include "post.h"
-#include "progress.h"
-#include "ingest_decode.h"
-#include "jsonw.h"
-#include "rundoc.h"
-#include "spool.h"
+#include "lib/buf.h"
+#include "collectors/cutil.h"
+#include "collectors/kernel.h"
+#include "collectors/knobs.h"
+#include "collectors/machine.h"
+#include "collectors/metrics.h"
+#include "collectors/post.h"
+#include "collectors/progress.h"
+#include "lib/ingest_decode.h"
+#include "lib/jsonw.h"
+#include "collectors/rundoc.h"
+#include "collectors/spool.h"
 
 void rundoc_time(time_t t, char out[32])
 {

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <time.h>
 
-#include "config.h"
+#include "collectors/config.h"
 
 /* The server's limit on output_tail, bytes. */
 #define RUNDOC_OUTPUT_TAIL_MAX (64u * 1024u)
@@ -64,7 +64,7 @@ enum outcome rundoc_deliver(const struct collect_config *c, json_t *doc);
 
 /*
  * Check a run document (JSON text) with kperfd's own ingest decoder
- * (api/ingest_decode.c, linked into kperf-collect): 0 when kperfd would take
+ * (lib/ingest_decode.c, linked into kperf-collect): 0 when kperfd would take
  * it, else -1 with "field: message" in err.
  */
 int rundoc_check(const char *json, size_t len, char *err, size_t cap);

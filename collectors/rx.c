@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cutil.h"
-#include "rx.h"
+#include "collectors/cutil.h"
+#include "collectors/rx.h"
 
 void rx_init(struct rx *r, const char *pattern)
 {

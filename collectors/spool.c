@@ -14,9 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "cutil.h"
-#include "spool.h"
+#include "lib/buf.h"
+#include "collectors/cutil.h"
+#include "collectors/spool.h"
 
 static int mkdir_p(const char *dir)
 {

@@ -10,8 +10,8 @@
 
 #include <stddef.h>
 
-#include "config.h"
-#include "post.h"
+#include "collectors/config.h"
+#include "collectors/post.h"
 
 /* The lock file flush holds, inside the spool directory. */
 #define SPOOL_LOCK_NAME ".flush.lock"

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "util.h"
+#include "lib/buf.h"
+#include "lib/util.h"
 
 void buf_init(struct buf *b)
 {

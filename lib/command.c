@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "command.h"
-#include "util.h"
+#include "lib/command.h"
+#include "lib/util.h"
 
 #define WORDS_MAX 512
 

@@ -7,7 +7,7 @@
 #ifndef KPERF_COMMAND_H
 #define KPERF_COMMAND_H
 
-#include "buf.h"
+#include "lib/buf.h"
 
 /*
  * The work arguments of cmdline into out, "name=value" each, sorted and

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonw.h"
-#include "kperf_limits.h"
-#include "util.h"
-#include "decode_ctx.h"
+#include "lib/jsonw.h"
+#include "lib/kperf_limits.h"
+#include "lib/util.h"
+#include "lib/decode_ctx.h"
 
 /* After a cut, drop a UTF-8 sequence left incomplete at the end. */
 static void path_trim_utf8(struct path *p)

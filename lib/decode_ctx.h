@@ -10,7 +10,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "ingest_decode.h"
+#include "lib/ingest_decode.h"
 
 struct path {
 	char s[DECODE_FIELD_MAX];

@@ -4,7 +4,7 @@
  */
 #include <double-conversion/double-to-string.h>
 
-#include "dtoa.h"
+#include "lib/dtoa.h"
 
 int dtoa_shortest(double d, char digits[DTOA_DIGITS_MAX + 1], int *point)
 {

@@ -2,8 +2,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "idmap.h"
-#include "util.h"
+#include "lib/idmap.h"
+#include "lib/util.h"
 
 static size_t slot_of(long id, size_t cap)
 {

@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonw.h"
-#include "kperf_limits.h"
-#include "util.h"
-#include "decode_ctx.h"
-#include "ingest_decode.h"
+#include "lib/jsonw.h"
+#include "lib/kperf_limits.h"
+#include "lib/util.h"
+#include "lib/decode_ctx.h"
+#include "lib/ingest_decode.h"
 
 /* ---- field checkers ---- */
 

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dtoa.h"
-#include "jsonw.h"
-#include "util.h"
+#include "lib/dtoa.h"
+#include "lib/jsonw.h"
+#include "lib/util.h"
 
 /*
  * Write digits dig[0..n) (n >= 1, dig[0] != '0') times 10^x the way printf's

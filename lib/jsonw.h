@@ -8,7 +8,7 @@
 
 #include <jansson.h>
 
-#include "buf.h"
+#include "lib/buf.h"
 
 /* Append v as compact JSON; object keys in insertion order, or sorted when sort is set. */
 void jsonw_value(struct buf *b, const json_t *v, int sort);

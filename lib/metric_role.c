@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "metric_role.h"
+#include "lib/metric_role.h"
 
 /*
  * A benchmark's KPIs: globs over the name after "<program>.", by rank (0:

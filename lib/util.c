@@ -13,7 +13,7 @@
 
 #include <xxhash.h>
 
-#include "util.h"
+#include "lib/util.h"
 
 static void oom(size_t n)
 {

@@ -47,6 +47,6 @@ void format_utc(int64_t t, char out[24]);
 /* Fill buf with n random bytes from the kernel; returns 0 or -1. */
 int random_bytes(void *buf, size_t n);
 
-#include "banned.h"
+#include "lib/banned.h"
 
 #endif

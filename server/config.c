@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "kperf_limits.h"
-#include "util.h"
+#include "server/config.h"
+#include "lib/kperf_limits.h"
+#include "lib/util.h"
 
 struct config cfg;
 

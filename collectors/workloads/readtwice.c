@@ -30,7 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "banned.h"
+#include "lib/banned.h"
 
 #define PROCS_MAX 4096
 #define SIZE_MB_MAX (1024 * 1024) /* 1 TiB per file */

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <spawn.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +14,9 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "archive.h"
-#include "db.h"
-#include "util.h"
+#include "server/db/archive.h"
+#include "server/db/db.h"
+#include "lib/util.h"
 
 extern char **environ;
 
@@ -133,7 +134,7 @@ int archive_months(PGconn *c, const char *conninfo, const char *before, const ch
 {
 	const char *p[1] = {before};
 	PGresult *cur, *months;
-	char dir[4096]; /* PATH_MAX: <limits.h> is server/core's here */
+	char dir[PATH_MAX];
 	struct stat st;
 	int n;
 

@@ -20,10 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "counters.h"
-#include "db.h"
-#include "kperf_limits.h"
-#include "util.h"
+#include "server/counters.h"
+#include "server/db/db.h"
+#include "lib/kperf_limits.h"
+#include "lib/util.h"
 
 #define DB_PREPARED_MAX 256
 

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db.h"
-#include "migrate.h"
-#include "util.h"
+#include "server/db/db.h"
+#include "server/db/migrate.h"
+#include "lib/util.h"
 
 /* Any constant: the advisory lock that serialises concurrent migrators. */
 #define MIGRATE_LOCK_KEY "7411220001"

@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "db.h"
-#include "token.h"
-#include "util.h"
+#include "server/db/db.h"
+#include "server/db/token.h"
+#include "lib/util.h"
 
 int token_well_formed(const char *s)
 {

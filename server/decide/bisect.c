@@ -10,15 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alert.h"
-#include "bisect.h"
-#include "buf.h"
-#include "compare.h"
-#include "confirm.h"
-#include "db.h"
-#include "direction.h"
-#include "util.h"
-#include "verdict.h"
+#include "server/mail/alert.h"
+#include "server/decide/bisect.h"
+#include "lib/buf.h"
+#include "server/stats/compare.h"
+#include "server/decide/confirm.h"
+#include "server/db/db.h"
+#include "server/stats/direction.h"
+#include "lib/util.h"
+#include "server/stats/verdict.h"
 
 /* One running bisection, claimed for this pass. */
 static const char SQL_CLAIM[] =

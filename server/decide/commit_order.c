@@ -9,8 +9,8 @@
 
 #include <xxhash.h>
 
-#include "commit_order.h"
-#include "util.h"
+#include "server/decide/commit_order.h"
+#include "lib/util.h"
 
 static int earlier(const struct commit_node *a, const struct commit_node *b)
 {

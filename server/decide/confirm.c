@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alert.h"
-#include "confirm.h"
-#include "db.h"
-#include "util.h"
+#include "server/mail/alert.h"
+#include "server/decide/confirm.h"
+#include "server/db/db.h"
+#include "lib/util.h"
 
 struct lab_policy lab_policy = {3, 21600, 1, 1000, 120};
 

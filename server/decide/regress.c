@@ -16,20 +16,20 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "alert.h"
-#include "bisect.h"
-#include "confirm.h"
-#include "buf.h"
-#include "commit_cache.h"
-#include "counters.h"
-#include "db.h"
-#include "idmap.h"
-#include "migrate.h"
-#include "regress.h"
-#include "regress_decide.h"
-#include "regress_load.h"
-#include "util.h"
-#include "verdict.h"
+#include "server/mail/alert.h"
+#include "server/decide/bisect.h"
+#include "server/decide/confirm.h"
+#include "lib/buf.h"
+#include "server/reads/commit_cache.h"
+#include "server/counters.h"
+#include "server/db/db.h"
+#include "lib/idmap.h"
+#include "server/db/migrate.h"
+#include "server/decide/regress.h"
+#include "server/decide/regress_decide.h"
+#include "server/decide/regress_load.h"
+#include "lib/util.h"
+#include "server/stats/verdict.h"
 
 /* A regression counts as recovered when a later commit undoes 75% of it. */
 #define REGRESS_RECOVERED_SHARE 0.75

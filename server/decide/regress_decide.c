@@ -12,14 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "changepoint.h"
-#include "command.h"
-#include "counters.h"
-#include "jsonw.h"
-#include "metric_role.h"
-#include "regress_decide.h"
-#include "stats_lkp.h"
-#include "util.h"
+#include "server/stats/changepoint.h"
+#include "lib/command.h"
+#include "server/counters.h"
+#include "lib/jsonw.h"
+#include "lib/metric_role.h"
+#include "server/decide/regress_decide.h"
+#include "server/stats/stats_lkp.h"
+#include "lib/util.h"
 
 static void put_decision(struct buf *b, const struct rd_pair *p, long metric_id,
 			 const struct cmp_key *k, const struct verdict_out *o,

@@ -10,9 +10,9 @@
 
 #include <stddef.h>
 
-#include "buf.h"
-#include "regress_load.h"
-#include "verdict.h"
+#include "lib/buf.h"
+#include "server/decide/regress_load.h"
+#include "server/stats/verdict.h"
 
 /* Commits of a history the noise is pooled over (the newest runs'). */
 #define REGRESS_HISTORY_COMMITS 30

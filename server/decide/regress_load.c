@@ -11,14 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "commit_order.h"
-#include "db.h"
-#include "idmap.h"
-#include "kperf_limits.h"
-#include "regress_load.h"
-#include "command.h"
-#include "util.h"
+#include "lib/buf.h"
+#include "server/decide/commit_order.h"
+#include "server/db/db.h"
+#include "lib/idmap.h"
+#include "lib/kperf_limits.h"
+#include "server/decide/regress_load.h"
+#include "lib/command.h"
+#include "lib/util.h"
 
 const char RL_SQL_RUNS[] =
 	"SELECT r.id, r.commit_id, r.received_at, g.id::bigint, r.command FROM key_group g"

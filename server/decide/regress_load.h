@@ -14,9 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "commit_cache.h"
-#include "direction.h"
-#include "stats.h"
+#include "server/reads/commit_cache.h"
+#include "server/stats/direction.h"
+#include "server/stats/stats.h"
 
 struct rl_run {
 	long id, commit;

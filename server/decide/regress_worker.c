@@ -9,12 +9,12 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "bisect.h"
-#include "confirm.h"
-#include "db.h"
-#include "migrate.h"
-#include "regress.h"
-#include "util.h"
+#include "server/decide/bisect.h"
+#include "server/decide/confirm.h"
+#include "server/db/db.h"
+#include "server/db/migrate.h"
+#include "server/decide/regress.h"
+#include "lib/util.h"
 
 static atomic_int worker_stop;
 static pthread_t threads[REGRESS_WORKERS];

@@ -4,10 +4,10 @@
  */
 #include <stdio.h>
 
-#include "buf.h"
-#include "db.h"
-#include "metric_role.h"
-#include "roles.h"
+#include "lib/buf.h"
+#include "server/db/db.h"
+#include "lib/metric_role.h"
+#include "server/decide/roles.h"
 
 static const char SQL_UNCHECKED[] =
 	"SELECT p.test_id, p.metric_id, t.suite, mt.name FROM (SELECT DISTINCT test_id, metric_id"

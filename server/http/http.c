@@ -16,18 +16,18 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "counters.h"
-#include "db.h"
-#include "http.h"
-#include "jsonw.h"
-#include "kperf_limits.h"
-#include "readcache.h"
-#include "regress.h"
-#include "route.h"
-#include "throttle.h"
-#include "token.h"
-#include "util.h"
+#include "server/config.h"
+#include "server/counters.h"
+#include "server/db/db.h"
+#include "server/http/http.h"
+#include "lib/jsonw.h"
+#include "lib/kperf_limits.h"
+#include "server/reads/readcache.h"
+#include "server/decide/regress.h"
+#include "server/http/route.h"
+#include "server/http/throttle.h"
+#include "server/db/token.h"
+#include "lib/util.h"
 
 struct counters counters;
 const long counters_bucket_us[COUNTERS_BUCKETS] = {1000,   5000,   10000,   25000,  50000,

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
+#include "lib/buf.h"
 
 struct MHD_Connection;
 struct readcache_answer;

@@ -6,7 +6,7 @@
 #ifndef KPERF_ROUTE_H
 #define KPERF_ROUTE_H
 
-#include "http.h"
+#include "server/http/http.h"
 
 enum route_auth { AUTH_PUBLIC, AUTH_COLLECTOR, AUTH_ADMIN };
 

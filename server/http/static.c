@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
-#include "static.h"
-#include "util.h"
+#include "server/http/static.h"
+#include "lib/util.h"
 
 #define STATIC_FILE_MAX (16L * 1024 * 1024)
 #define STATIC_FILES_MAX 4096

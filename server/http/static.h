@@ -7,7 +7,7 @@
 #ifndef KPERF_STATIC_H
 #define KPERF_STATIC_H
 
-#include "http.h"
+#include "server/http/http.h"
 
 /* Load every regular file under dir (symlinks leaving it are skipped).
  * Returns the number of files, or -1 when dir cannot be read. */

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "kperf_limits.h"
-#include "throttle.h"
+#include "lib/kperf_limits.h"
+#include "server/http/throttle.h"
 
 #define THROTTLE_SLOTS 1024
 

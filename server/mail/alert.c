@@ -10,13 +10,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "alert.h"
-#include "alert_msg.h"
-#include "buf.h"
-#include "compare_load.h"
-#include "compare_lkp.h"
-#include "db.h"
-#include "util.h"
+#include "server/mail/alert.h"
+#include "server/mail/alert_msg.h"
+#include "lib/buf.h"
+#include "server/reads/compare_load.h"
+#include "server/stats/compare_lkp.h"
+#include "server/db/db.h"
+#include "lib/util.h"
 
 static const char SQL_ENQUEUE[] =
 	"WITH f AS (SELECT * FROM decision_facts WHERE machine_id = $1 AND test_id = $2"

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alert_msg.h"
-#include "util.h"
+#include "server/mail/alert_msg.h"
+#include "lib/util.h"
 
 /* Prose lines stay under 80 columns; the LKP table keeps LKP's width. */
 #define ALERT_COLUMNS 78

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "buf.h"
+#include "lib/buf.h"
 
 /* One decision as the message tells it. Strings borrowed; NULL when unknown. */
 struct alert_item {

@@ -11,10 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "counters.h"
-#include "db.h"
-#include "mailer.h"
-#include "util.h"
+#include "server/counters.h"
+#include "server/db/db.h"
+#include "server/mail/mailer.h"
+#include "lib/util.h"
 
 #define MAILER_POLL_US 250000
 

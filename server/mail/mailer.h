@@ -7,8 +7,8 @@
 
 #include <libpq-fe.h>
 
-#include "alert.h"
-#include "smtp.h"
+#include "server/mail/alert.h"
+#include "server/mail/smtp.h"
 
 /* Start delivering with these settings (copied). 0 or -1. */
 int mailer_start(const struct alert_config *acfg, const struct smtp_server *smtp);

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "smtp.h"
-#include "util.h"
+#include "server/mail/smtp.h"
+#include "lib/util.h"
 
 struct upload {
 	const char *data;

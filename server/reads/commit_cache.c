@@ -8,13 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "commit_cache.h"
-#include "db.h"
-#include "idmap.h"
-#include "jsonw.h"
-#include "kperf_limits.h"
-#include "util.h"
+#include "lib/buf.h"
+#include "server/reads/commit_cache.h"
+#include "server/db/db.h"
+#include "lib/idmap.h"
+#include "lib/jsonw.h"
+#include "lib/kperf_limits.h"
+#include "lib/util.h"
 
 const char COMMIT_CACHE_SQL_EPOCH[] = "SELECT n FROM commit_epoch";
 const char COMMIT_CACHE_SQL_BY_ID[] =

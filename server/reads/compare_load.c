@@ -9,12 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "compare_load.h"
-#include "db.h"
-#include "idmap.h"
-#include "kperf_limits.h"
-#include "util.h"
+#include "lib/buf.h"
+#include "server/reads/compare_load.h"
+#include "server/db/db.h"
+#include "lib/idmap.h"
+#include "lib/kperf_limits.h"
+#include "lib/util.h"
 
 /* The runs, with the qualified keys ($2) left out of params and variant. */
 static const char SQL_SIDE_RUNS[] =

@@ -9,7 +9,7 @@
 
 #include <libpq-fe.h>
 
-#include "compare.h"
+#include "server/stats/compare.h"
 
 /* Which runs a side is made of; NULL fields match anything. */
 struct cmp_filter {

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db.h"
-#include "readcache.h"
-#include "util.h"
+#include "server/db/db.h"
+#include "server/reads/readcache.h"
+#include "lib/util.h"
 
 /*
  * An answer is one allocation: the body, then (aligned) this header and the

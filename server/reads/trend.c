@@ -7,13 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "commit_cache.h"
-#include "commit_order.h"
-#include "db.h"
-#include "stats.h"
-#include "trend.h"
-#include "util.h"
+#include "lib/buf.h"
+#include "server/reads/commit_cache.h"
+#include "server/decide/commit_order.h"
+#include "server/db/db.h"
+#include "server/stats/stats.h"
+#include "server/reads/trend.h"
+#include "lib/util.h"
 
 /*
  * The group's valid runs (binary: ids and times as integers, no text to

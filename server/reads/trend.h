@@ -9,8 +9,8 @@
 #include <libpq-fe.h>
 #include <stddef.h>
 
-#include "db.h"
-#include "stats.h"
+#include "server/db/db.h"
+#include "server/stats/stats.h"
 
 struct trend_commit {
 	long id;

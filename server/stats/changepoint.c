@@ -10,10 +10,10 @@
 
 #include <gsl/gsl_cdf.h>
 
-#include "changepoint.h"
-#include "stats.h"
-#include "verdict.h"
-#include "util.h"
+#include "server/stats/changepoint.h"
+#include "server/stats/stats.h"
+#include "server/stats/verdict.h"
+#include "lib/util.h"
 
 #define MAD_SCALE 1.482602218505602 /* 1 / Phi^-1(3/4): MAD -> sigma */
 #define MAD_EFFICIENCY 0.37         /* df of a MAD estimate per observation */

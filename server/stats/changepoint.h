@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "stats.h"
+#include "server/stats/stats.h"
 
 /*
  * The method. Commit i's level is the mean of its finite samples, with

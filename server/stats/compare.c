@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compare.h"
-#include "stats_lkp.h"
-#include "util.h"
+#include "server/stats/compare.h"
+#include "server/stats/stats_lkp.h"
+#include "lib/util.h"
 
 void cmp_set_init(struct cmp_set *s, size_t nsides)
 {

@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "direction.h"
-#include "stats.h"
+#include "server/stats/direction.h"
+#include "server/stats/stats.h"
 
 #define COMPARE_SIDES_MAX 9 /* the base and up to 8 targets */
 

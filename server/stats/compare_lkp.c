@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compare_lkp.h"
-#include "metric_role.h"
-#include "util.h"
+#include "server/stats/compare_lkp.h"
+#include "lib/metric_role.h"
+#include "lib/util.h"
 
 static int same_block(const struct cmp_key *a, const struct cmp_key *b)
 {

@@ -6,9 +6,9 @@
 #ifndef KPERF_COMPARE_LKP_H
 #define KPERF_COMPARE_LKP_H
 
-#include "buf.h"
-#include "compare.h"
-#include "stats_lkp.h"
+#include "lib/buf.h"
+#include "server/stats/compare.h"
+#include "server/stats/stats_lkp.h"
 
 /* Append the blocks of set (keys sorted) to out; kernels[side] names each side. */
 void cmp_render_lkp(const struct cmp_set *set, const struct lkp_kernel *kernels, struct buf *out);

@@ -5,7 +5,7 @@
 #include <fnmatch.h>
 #include <string.h>
 
-#include "direction.h"
+#include "server/stats/direction.h"
 
 static const char *const lower_better[] = {
 	"perf-profile.*", "lock_stat.*", "*latency*", "*.time.*", "*_time", "*elapsed*", NULL,

@@ -12,8 +12,8 @@
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
 
-#include "stats.h"
-#include "banned.h"
+#include "server/stats/stats.h"
+#include "lib/banned.h"
 
 void stats_init(void)
 {

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stats.h"
-#include "stats_lkp.h"
-#include "banned.h"
+#include "server/stats/stats.h"
+#include "server/stats/stats_lkp.h"
+#include "lib/banned.h"
 
 #define LKP_MARGIN_SHIFT 5 /* drop n >> 5 runs from each end ... */
 #define LKP_MAX_MARGIN 3   /* ... but at most 3 */

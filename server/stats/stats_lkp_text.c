@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stats_lkp.h"
-#include "banned.h"
+#include "server/stats/stats_lkp.h"
+#include "lib/banned.h"
 
 /* ---- number formats ---------------------------------------------------- */
 

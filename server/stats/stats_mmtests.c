@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stats.h"
-#include "stats_mmtests.h"
-#include "banned.h"
+#include "server/stats/stats.h"
+#include "server/stats/stats_mmtests.h"
+#include "lib/banned.h"
 
 #define MMTESTS_W1 9       /* strlen("BHmean-50"): the longest stat name */
 #define MMTESTS_CELL 23    /* "%12.2f" + " (%7.2f%%)" */

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "stats.h"
+#include "server/stats/stats.h"
 
 /* Which way is better: decides Hmean vs Amean, sort order and percent rule. */
 enum mmtests_dir {

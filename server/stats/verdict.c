@@ -13,10 +13,10 @@
 
 #include <gsl/gsl_cdf.h>
 
-#include "stats.h"
-#include "stats_lkp.h"
-#include "verdict.h"
-#include "util.h"
+#include "server/stats/stats.h"
+#include "server/stats/stats_lkp.h"
+#include "server/stats/verdict.h"
+#include "lib/util.h"
 
 /* A commit whose variance is this unlikely under the median-based noise is
  * a broken run, not noise: it leaves the pool. */

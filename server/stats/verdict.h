@@ -10,10 +10,10 @@
 
 #include <stddef.h>
 
-#include "stats.h"
+#include "server/stats/stats.h"
 
-#include "compare.h"
-#include "direction.h"
+#include "server/stats/compare.h"
+#include "server/stats/direction.h"
 
 /*
  * The verdict, in one paragraph (the README's account of it):

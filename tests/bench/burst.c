@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bench.h"
+#include "tests/bench/bench.h"
 
 #define TESTS 50        /* key groups: machines x TESTS params */
 #define CLIENTS 4       /* posting the import at once (BENCH_BURST_CLIENTS) */

@@ -11,12 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "changepoint.h"
-#include "compare.h"
-#include "stats.h"
-#include "stats_lkp.h"
-#include "verdict.h"
-#include "util.h"
+#include "server/stats/changepoint.h"
+#include "server/stats/compare.h"
+#include "server/stats/stats.h"
+#include "server/stats/stats_lkp.h"
+#include "server/stats/verdict.h"
+#include "lib/util.h"
 
 #define METRIC "vm-scalability.throughput"
 #define SUITE "vm-scalability"

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "bench.h"
+#include "tests/bench/bench.h"
 
 #define METRICS 60
 #define ITERATIONS 5

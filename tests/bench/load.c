@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "bench.h"
+#include "tests/bench/bench.h"
 #include <unistd.h>
 
 static const char *url, *token;

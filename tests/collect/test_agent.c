@@ -20,8 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../integration/harness.h"
-#include "testutil.h"
+#include "tests/integration/harness.h"
+#include "tests/collect/testutil.h"
 
 #define SHA_A "aaaa1631f313f75c9d8f4b5e0e9cba1c1bd1d68e"
 #define SHA_B "bbbb1631f313f75c9d8f4b5e0e9cba1c1bd1d68e"

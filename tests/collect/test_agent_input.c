@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "testutil.h"
+#include "tests/collect/testutil.h"
 
 #define SHA_A "aaaa1631f313f75c9d8f4b5e0e9cba1c1bd1d68e"
 

@@ -12,8 +12,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../integration/harness.h"
-#include "testutil.h"
+#include "tests/integration/harness.h"
+#include "tests/collect/testutil.h"
 
 KPERFD_URL_SUITE(cli, 180);
 

@@ -1,7 +1,7 @@
 /*
  * test_contract.c - one contract for kperf-collect and kperfd (issue 18): the
  * run that `kperf-collect parse` prints for every parser's fixtures is one
- * kperfd's ingest decoder (api/ingest_decode.c) accepts, and a run that
+ * kperfd's ingest decoder (lib/ingest_decode.c) accepts, and a run that
  * breaks it is refused by kperf-collect itself, with the field named.
  */
 #include <criterion/criterion.h>
@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ingest_decode.h"
-#include "../../collectors/rundoc.h"
-#include "testutil.h"
+#include "lib/ingest_decode.h"
+#include "collectors/rundoc.h"
+#include "tests/collect/testutil.h"
 
 #define FX "tests/fixtures/collect/"
 #define LKP "tests/fixtures/lkp-stats/"

@@ -13,11 +13,11 @@
 #include <zlib.h>
 #endif
 
-#include "../../collectors/cutil.h"
-#include "../../collectors/kernel.h"
-#include "../../collectors/knobs.h"
-#include "../../collectors/machine.h"
-#include "testutil.h"
+#include "collectors/cutil.h"
+#include "collectors/kernel.h"
+#include "collectors/knobs.h"
+#include "collectors/machine.h"
+#include "tests/collect/testutil.h"
 
 static const char config_text[] = "#\n# Automatically generated file; DO NOT EDIT.\n"
 				  "CONFIG_LRU_GEN=y\nCONFIG_LRU_GEN_ENABLED=y\n"

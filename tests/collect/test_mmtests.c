@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../collectors/mmtests.h"
-#include "../integration/harness.h"
-#include "testutil.h"
+#include "collectors/mmtests.h"
+#include "tests/integration/harness.h"
+#include "tests/collect/testutil.h"
 
 #define RUN_DIR "tests/fixtures/collect/mmtests-sysbench/work/log/sysbench-5.9.0-rc2"
 #define SHA "1431d4d11abb265e79cd44bed2f5ea93f1bcc57b"

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../collectors/cutil.h"
-#include "../../collectors/metrics.h"
-#include "../../collectors/parse.h"
-#include "testutil.h"
+#include "collectors/cutil.h"
+#include "collectors/metrics.h"
+#include "collectors/parse.h"
+#include "tests/collect/testutil.h"
 
 struct fixture {
 	const char *format;

@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "../../collectors/metrics.h"
-#include "../../collectors/parse.h"
-#include "../integration/harness.h"
-#include "testutil.h"
+#include "lib/buf.h"
+#include "collectors/metrics.h"
+#include "collectors/parse.h"
+#include "tests/integration/harness.h"
+#include "tests/collect/testutil.h"
 
 static json_t *values(struct parse_ctx *pc, const char *name)
 {

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../integration/harness.h"
-#include "testutil.h"
+#include "tests/integration/harness.h"
+#include "tests/collect/testutil.h"
 
 TestSuite(live, .timeout = 120);
 

@@ -16,10 +16,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../../collectors/cutil.h"
-#include "../../collectors/parse.h"
-#include "../integration/harness.h"
-#include "testutil.h"
+#include "collectors/cutil.h"
+#include "collectors/parse.h"
+#include "tests/integration/harness.h"
+#include "tests/collect/testutil.h"
 
 #define FIX "tests/fixtures/collect/"
 

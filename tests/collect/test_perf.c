@@ -19,9 +19,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../collectors/cutil.h"
-#include "../integration/harness.h"
-#include "testutil.h"
+#include "collectors/cutil.h"
+#include "tests/integration/harness.h"
+#include "tests/collect/testutil.h"
 
 KPERFD_URL_FIXTURE
 

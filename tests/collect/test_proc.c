@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../collectors/cutil.h"
-#include "../../collectors/lockstat.h"
-#include "../../collectors/proc.h"
-#include "metric_role.h"
-#include "testutil.h"
+#include "collectors/cutil.h"
+#include "collectors/lockstat.h"
+#include "collectors/proc.h"
+#include "lib/metric_role.h"
+#include "tests/collect/testutil.h"
 
 static double value(json_t *metrics, const char *name)
 {

@@ -17,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../integration/harness.h"
-#include "testutil.h"
+#include "tests/integration/harness.h"
+#include "tests/collect/testutil.h"
 
 KPERFD_URL_SUITE(progress, 120);
 

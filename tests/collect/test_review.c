@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../integration/harness.h"
-#include "testutil.h"
+#include "tests/integration/harness.h"
+#include "tests/collect/testutil.h"
 
 KPERFD_URL_SUITE(review, 300);
 

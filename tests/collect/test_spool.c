@@ -16,11 +16,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../../collectors/config.h"
-#include "../../collectors/cutil.h"
-#include "../../collectors/spool.h"
-#include "../integration/harness.h"
-#include "testutil.h"
+#include "collectors/config.h"
+#include "collectors/cutil.h"
+#include "collectors/spool.h"
+#include "tests/integration/harness.h"
+#include "tests/collect/testutil.h"
 
 static struct kperfd K;
 

@@ -14,8 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../integration/harness.h"
-#include "testutil.h"
+#include "tests/integration/harness.h"
+#include "tests/collect/testutil.h"
 
 void tu_tmpdir(char *out, size_t outsz)
 {

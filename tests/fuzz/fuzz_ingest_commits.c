@@ -1,12 +1,12 @@
 /*
  * fuzz_ingest_commits.c - libFuzzer harness for the ingest decoder's commit
- * path (api/ingest_decode.c, ingest_decode_commits, POST /api/v1/commits):
+ * path (lib/ingest_decode.c, ingest_decode_commits, POST /api/v1/commits):
  * described commits or a 400 with the contract's error code, never a crash.
  */
 #include <string.h>
 
-#include "ingest_decode.h"
-#include "fuzz.h"
+#include "lib/ingest_decode.h"
+#include "tests/fuzz/fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,13 +1,13 @@
 /*
  * fuzz_ingest_runs.c - libFuzzer harness for the ingest decoder's run path
- * (api/ingest_decode.c, ingest_decode_runs): any body bytes must give either
+ * (lib/ingest_decode.c, ingest_decode_runs): any body bytes must give either
  * validated runs or a 400 with the contract's error code, never a crash or
  * a leak (ASan, UBSan and LeakSanitizer watch).
  */
 #include <string.h>
 
-#include "ingest_decode.h"
-#include "fuzz.h"
+#include "lib/ingest_decode.h"
+#include "tests/fuzz/fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

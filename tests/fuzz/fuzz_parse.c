@@ -7,9 +7,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "../../collectors/metrics.h"
-#include "../../collectors/parse.h"
-#include "fuzz.h"
+#include "collectors/metrics.h"
+#include "collectors/parse.h"
+#include "tests/fuzz/fuzz.h"
 
 #ifndef FUZZ_FORMAT
 #error "build with -DFUZZ_FORMAT='\"<format>\"' (see tests/fuzz/fuzz.mk)"

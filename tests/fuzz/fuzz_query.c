@@ -7,8 +7,8 @@
  */
 #include <string.h>
 
-#include "../../api/query.h"
-#include "fuzz.h"
+#include "api/query.h"
+#include "tests/fuzz/fuzz.h"
 
 static const char key_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
 

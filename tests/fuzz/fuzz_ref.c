@@ -8,9 +8,9 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "../../api/ref.h"
-#include "db.h"
-#include "fuzz.h"
+#include "api/ref.h"
+#include "server/db/db.h"
+#include "tests/fuzz/fuzz.h"
 
 /* Test doubles for server/http.c: record the status, check the message. */
 void reply_error(struct reply *rp, int status, const char *code, const char *field,

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 const char *harness_pg(void)
 {

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hostile.h"
+#include "tests/integration/hostile.h"
 
 static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
 {

@@ -10,7 +10,7 @@
 #include <libpq-fe.h>
 #include <stddef.h>
 
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 /* One request. The target goes on the request line as is (no normalising,
  * no escaping): CURLOPT_REQUEST_TARGET with CURLOPT_PATH_AS_IS. */

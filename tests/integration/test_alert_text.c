@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 static struct kperfd K;
 static char maildir[600], env_url[64];

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 /* The decision worker off: the trend's stored change points and decisions
  * would otherwise arrive between the reads compared (test_archive_decide.c

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 KPERFD_SUITE(archive_decide, 180);
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 KPERFD_SUITE(compare, 120);
 

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "db.h"
-#include "harness.h"
+#include "server/db/db.h"
+#include "tests/integration/harness.h"
 
 static struct kperfd K;
 

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "db.h"
-#include "harness.h"
+#include "server/db/db.h"
+#include "tests/integration/harness.h"
 
 static struct pg_cluster PG;
 static struct kperfd K;

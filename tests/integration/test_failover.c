@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 #define POSTERS_MAX 16
 #define MAX_RUNS 20000

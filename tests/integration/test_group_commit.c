@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "migrate.h"
-#include "harness.h"
+#include "server/db/migrate.h"
+#include "tests/integration/harness.h"
 
 #define THREADS 16
 #define POSTS 30

@@ -15,10 +15,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "harness.h"
-#include "hostile.h"
-#include "kperf_limits.h"
+#include "lib/buf.h"
+#include "tests/integration/harness.h"
+#include "tests/integration/hostile.h"
+#include "lib/kperf_limits.h"
 
 static struct kperfd K;
 static PGconn *db;

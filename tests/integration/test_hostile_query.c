@@ -15,8 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "harness.h"
-#include "hostile.h"
+#include "tests/integration/harness.h"
+#include "tests/integration/hostile.h"
 
 static struct kperfd K;
 static PGconn *db;

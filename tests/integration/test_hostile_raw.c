@@ -13,8 +13,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "harness.h"
-#include "hostile.h"
+#include "tests/integration/harness.h"
+#include "tests/integration/hostile.h"
 
 static struct kperfd K;
 static PGconn *db;

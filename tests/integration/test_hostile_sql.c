@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness.h"
-#include "hostile.h"
-#include "kperf_limits.h"
+#include "tests/integration/harness.h"
+#include "tests/integration/hostile.h"
+#include "lib/kperf_limits.h"
 
 static struct kperfd K;
 static PGconn *db;

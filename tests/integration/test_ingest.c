@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 KPERFD_SUITE(ingest, 120);
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 #define SHA_A "aaaa1631f313f75c9d8f4b5e0e9cba1c1bd1d68e"
 #define SHA_B "bbbb1631f313f75c9d8f4b5e0e9cba1c1bd1d68e"

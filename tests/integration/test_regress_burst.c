@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 #define GROUPS 300    /* key groups: GROUPS / TESTS machines x TESTS params */
 #define GROUPS_LIVE 400 /* the second test's import: long enough to mail during it */

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 static struct kperfd K;
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 #define OPTS "-c fsync=off -c full_page_writes=off -c max_connections=100"
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alert_msg.h"
+#include "server/mail/alert_msg.h"
 
 static struct alert_item item(void)
 {

@@ -11,7 +11,7 @@
 
 #include <criterion/criterion.h>
 
-#include "changepoint.h"
+#include "server/stats/changepoint.h"
 
 /* splitmix64 and Box-Muller: the same numbers on every machine */
 struct cp_rng {

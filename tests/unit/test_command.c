@@ -5,7 +5,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "command.h"
+#include "lib/command.h"
 
 static void expect_args(const char *cmdline, const char *want)
 {

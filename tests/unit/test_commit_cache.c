@@ -10,8 +10,8 @@
 #include <endian.h>
 #include <string.h>
 
-#include "commit_cache.h"
-#include "kperf_limits.h"
+#include "server/reads/commit_cache.h"
+#include "lib/kperf_limits.h"
 
 /* A binary result of COMMIT_CACHE_COLUMNS: one commit per id, sha "s<id>"
  * (NULL for odd ids' parent), committed_at id * 10 (none for id 3). */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ingest_decode.h"
+#include "lib/ingest_decode.h"
 
 /* A valid run with one spot to splice something into. */
 #define RUN_HEAD "{\"run_id\":\"r1\",\"machine\":{\"name\":\"m1\"},\"kernel\":{\"release\":\"6.1.0\"},"

@@ -1,7 +1,7 @@
 /* test_idmap.c - ids to pointers: found after growing, replaced, absent. */
 #include <criterion/criterion.h>
 
-#include "idmap.h"
+#include "lib/idmap.h"
 
 Test(idmap, put_get_replace_and_grow)
 {

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "jsonw.h"
+#include "lib/buf.h"
+#include "lib/jsonw.h"
 
 /* Under AddressSanitizer, a tenth of the random values (the suite's budget). */
 #if defined(__SANITIZE_ADDRESS__)

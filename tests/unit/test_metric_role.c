@@ -5,7 +5,7 @@
  */
 #include <criterion/criterion.h>
 
-#include "metric_role.h"
+#include "lib/metric_role.h"
 
 struct want {
 	const char *metric, *suite;

@@ -10,8 +10,8 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "readcache.h"
-#include "util.h"
+#include "server/reads/readcache.h"
+#include "lib/util.h"
 
 static size_t entries(void)
 {

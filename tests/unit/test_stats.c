@@ -9,7 +9,7 @@
 
 #include <criterion/criterion.h>
 
-#include "stats.h"
+#include "server/stats/stats.h"
 
 /* |got - want| within half a unit of the last digit R printed */
 static void expect_printed(double got, double want, double unit, const char *what)

@@ -10,7 +10,7 @@
 
 #include <criterion/criterion.h>
 
-#include "stats_lkp.h"
+#include "server/stats/stats_lkp.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -11,7 +11,7 @@
 
 #include <criterion/criterion.h>
 
-#include "stats_mmtests.h"
+#include "server/stats/stats_mmtests.h"
 
 /* sysbench Transactions per second, 18 threads (higher is better) */
 static const double tps18_base[12] = {

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "buf.h"
-#include "util.h"
+#include "lib/buf.h"
+#include "lib/util.h"
 
 static void expect_libc(int64_t t)
 {

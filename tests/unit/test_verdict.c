@@ -10,8 +10,8 @@
 
 #include <criterion/criterion.h>
 
-#include "compare.h"
-#include "verdict.h"
+#include "server/stats/compare.h"
+#include "server/stats/verdict.h"
 
 static struct verdict_in in_of(const char *metric, enum direction dir, const double *b, size_t nb,
                                const double *t, size_t nt)
