@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/decide/commit_order.h"
+#include "server/reads/commit_order.h"
 #include "server/reads/compare_load.h"
 #include "server/db/db.h"
 #include "lib/jsonw.h"

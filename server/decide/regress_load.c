@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "lib/buf.h"
-#include "server/decide/commit_order.h"
+#include "server/reads/commit_order.h"
 #include "server/db/db.h"
 #include "lib/idmap.h"
 #include "lib/kperf_limits.h"

@@ -9,7 +9,7 @@
 
 #include "lib/buf.h"
 #include "server/reads/commit_cache.h"
-#include "server/decide/commit_order.h"
+#include "server/reads/commit_order.h"
 #include "server/db/db.h"
 #include "server/stats/stats.h"
 #include "server/reads/trend.h"

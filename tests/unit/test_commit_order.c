@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/decide/commit_order.h"
+#include "server/reads/commit_order.h"
 
 static int earlier(const struct commit_node *a, const struct commit_node *b)
 {

@@ -9,7 +9,7 @@
 
 #include <xxhash.h>
 
-#include "server/decide/commit_order.h"
+#include "server/reads/commit_order.h"
 #include "lib/util.h"
 
 static int earlier(const struct commit_node *a, const struct commit_node *b)
