@@ -229,11 +229,6 @@ static void put_row(struct buf *b, const struct compare_req *q, const struct cmp
 	buf_putc(b, '}');
 }
 
-int compare_row_shown(const struct compare_req *q, const struct cmp_row *row)
-{
-	return !q->significant || row->verdict != VERDICT_NOISE;
-}
-
 /* environment_diff: every config option, cmdline, knob or machine fact whose
  * values differ between the base's runs and a target's. */
 static int put_env_diff(PGconn *c, const struct compare_req *q, struct buf *b,

@@ -47,6 +47,9 @@ int compare_render_mmtests(const struct compare_req *q, struct buf *out, char *e
 void compare_render_csv(const struct compare_req *q, struct buf *out);
 
 /* 1 when the row is to be shown under q's significant= filter. */
-int compare_row_shown(const struct compare_req *q, const struct cmp_row *row);
+static inline int compare_row_shown(const struct compare_req *q, const struct cmp_row *row)
+{
+	return !q->significant || row->verdict != VERDICT_NOISE;
+}
 
 #endif

@@ -13,10 +13,10 @@
 
 #include "lib/buf.h"
 #include "collectors/commits.h"
+#include "collectors/run.h"
 #include "collectors/cutil.h"
 #include "collectors/progress.h"
 #include "collectors/post.h"
-#include "collectors/run.h"
 
 /* %x1e starts a commit; sha, parents, subject, author, committer date, body. */
 #define COMMITS_GIT_FORMAT "%x1e%H%x1f%P%x1f%s%x1f%an <%ae>%x1f%cI%x1f%b%x1f"
@@ -216,9 +216,9 @@ static int git_log(const struct commits_opts *o, struct buf *out)
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			return -1;
-	if (run_exit_status(st)) {
+	if (exit_status_of(st)) {
 		err_msg("git log %s in %s failed with status %d", o->range, o->git_dir,
-			run_exit_status(st));
+			exit_status_of(st));
 		return -1;
 	}
 	return 0;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -264,4 +265,13 @@ double dvec_pstddev(const struct dvec *d)
 	for (size_t i = 0; i < d->n; i++)
 		s += (d->v[i] - avg) * (d->v[i] - avg);
 	return sqrt(1.0 / (double)d->n * s);
+}
+
+int exit_status_of(int st)
+{
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return 1;
 }

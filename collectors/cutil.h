@@ -70,4 +70,7 @@ double sum_kb(const double *v, size_t n);
 #include "lib/util.h" /* allocation: xmalloc & co., shared with kperfd */
 #include "lib/banned.h"
 
+/* Exit status of a command as a shell reports it: 128 + signal when killed. */
+int exit_status_of(int wait_status);
+
 #endif

@@ -20,7 +20,6 @@
 #include "collectors/cutil.h"
 #include "collectors/kswitch.h"
 #include "collectors/parse.h"
-#include "collectors/run.h"
 #include "collectors/rundoc.h"
 
 /* Seconds --running-cmd may take; bytes of its output read. */
@@ -127,7 +126,7 @@ static int exec_capture(char **argv, const char *const *extra, int echo, size_t 
 	free(*out);
 	*out = rundoc_utf8_tail(buf_str(&b), b.len, keep);
 	buf_release(&b);
-	return run_exit_status(st);
+	return exit_status_of(st);
 }
 
 int kswitch_hex40(const char *s)

@@ -21,7 +21,6 @@
 
 #include "collectors/cutil.h"
 #include "collectors/perf.h"
-#include "collectors/run.h"
 
 /* `perf version` must answer within this, seconds (the Debian wrapper answers at once). */
 #define PERF_VERSION_TIMEOUT_S 20
@@ -133,7 +132,7 @@ static int run_path(const char *path, double timeout_s, char *const argv[], int 
 		if (errno != EINTR)
 			return -1;
 	}
-	return run_exit_status(st);
+	return exit_status_of(st);
 }
 
 int perf_capture(const struct perf_tool *t, char *const argv[], int merge, struct buf *out,

@@ -27,7 +27,6 @@
 #include "collectors/metrics.h"
 #include "collectors/parse.h"
 #include "collectors/perfmon.h"
-#include "collectors/run.h"
 
 static double now_s(void)
 {
@@ -130,7 +129,7 @@ static int command(struct perfmon_rec *r, const char *cmd, char *err, size_t err
 			r->pid = 0;
 			log_tail(r, last, sizeof(last));
 			snprintf(err, errsz, "%s exited with status %d before it %s: %s",
-				 rec_name(r), run_exit_status(st),
+				 rec_name(r), exit_status_of(st),
 				 strcmp(cmd, "enable\n") ? "stopped" : "recorded",
 				 *last ? last : "(no message)");
 			return -1;
@@ -167,7 +166,7 @@ static int reap(struct perfmon_rec *r, int hard)
 			usleep(20000);
 	}
 	r->pid = 0;
-	return run_exit_status(st);
+	return exit_status_of(st);
 }
 
 static void rec_close(struct perfmon_rec *r)

@@ -31,15 +31,6 @@
 /* Output kept for parsing per iteration; past this only the tail is kept. */
 #define RUN_OUTPUT_MAX (256u * 1024u * 1024u)
 
-int run_exit_status(int st)
-{
-	if (WIFEXITED(st))
-		return WEXITSTATUS(st);
-	if (WIFSIGNALED(st))
-		return 128 + WTERMSIG(st);
-	return 1;
-}
-
 static double seconds(const struct timeval *tv)
 {
 	return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
@@ -352,7 +343,7 @@ json_t *run_measure(const struct collect_config *c, const struct run_opts *o, in
 				RUNDOC_OUTPUT_TAIL_MAX);
 			tail.len = RUNDOC_OUTPUT_TAIL_MAX;
 		}
-		status = run_exit_status(st);
+		status = exit_status_of(st);
 		if (!status)
 			say_iteration(o, i + 1, t, parsed, units, directions, summary);
 		json_decref(parsed);

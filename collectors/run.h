@@ -64,7 +64,4 @@ json_t *run_measure(const struct collect_config *c, const struct run_opts *o, in
  */
 int run_command(const struct collect_config *c, const struct run_opts *o);
 
-/* Exit status of a command as a shell reports it: 128 + signal when killed. */
-int run_exit_status(int wait_status);
-
 #endif
