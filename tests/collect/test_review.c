@@ -56,18 +56,6 @@ static void collect(const char *suite, const char *sha, const char *const *argv)
 	free(err);
 }
 
-static json_t *get(const char *path)
-{
-	struct resp r;
-	json_t *j;
-
-	http_get(&K, path, &r);
-	cr_assert_eq(r.status, 200, "%s: %ld %s", path, r.status, r.body);
-	j = resp_json(&r);
-	resp_release(&r);
-	return j;
-}
-
 /* Until the decision queue is empty and decisions of both commits exist. */
 static void settled(void)
 {
@@ -129,7 +117,7 @@ Test(review, kpis_and_commands_that_differ)
 	collect("stress-ng", SHA_PATCH, ng_patch);
 
 	/* the compare says what differs besides the kernel: the commands */
-	j = get("/api/v1/compare?base=" SHA_BASE "&target=" SHA_PATCH);
+	j = harness_get_json(&K, "/api/v1/compare?base=" SHA_BASE "&target=" SHA_PATCH, 200);
 	env = json_object_get(j, "environment_diff");
 	json_array_foreach(env, i, row) {
 		if (strcmp(str(row, "kind"), "command_args"))
@@ -163,7 +151,8 @@ Test(review, kpis_and_commands_that_differ)
 	json_decref(j);
 
 	/* the same command on both sides is judged */
-	j = get("/api/v1/compare?base=" SHA_BASE "&target=" SHA_SAME "&suite=sysbench");
+	j = harness_get_json(&K, "/api/v1/compare?base=" SHA_BASE "&target=" SHA_SAME "&suite=sysbench",
+			     200);
 	row = row_of(json_object_get(j, "rows"), "sysbench.events_per_sec");
 	cr_assert_not_null(row);
 	cr_expect_null(json_object_get(row, "judged"));
@@ -298,12 +287,13 @@ Test(review, kpis_and_commands_that_differ)
 		     0, "a monitor that moved is not mailed to a catch-all");
 
 	/* the regressions list leaves the monitors out unless asked */
-	j = get("/api/v1/regressions?verdict=regression,improvement,changed,noise&limit=1000");
+	j = harness_get_json(&K, "/api/v1/regressions?verdict=regression,improvement,changed,noise"
+				 "&limit=1000", 200);
 	json_array_foreach(json_object_get(j, "items"), i, row)
 		cr_expect_str_neq(str(row, "role"), "monitor", "%s", str(row, "metric"));
 	json_decref(j);
-	j = get("/api/v1/regressions?verdict=regression,improvement,changed,noise&role=monitor"
-		"&limit=1000");
+	j = harness_get_json(&K, "/api/v1/regressions?verdict=regression,improvement,changed,noise"
+				 "&role=monitor&limit=1000", 200);
 	cr_expect_gt(json_array_size(json_object_get(j, "items")), 0);
 	json_array_foreach(json_object_get(j, "items"), i, row)
 		cr_expect_str_eq(str(row, "role"), "monitor", "%s", str(row, "metric"));

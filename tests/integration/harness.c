@@ -596,6 +596,18 @@ PGconn *harness_db(const struct kperfd *k)
 	return c;
 }
 
+json_t *harness_get_json(const struct kperfd *k, const char *path, long want)
+{
+	struct resp r;
+	json_t *j;
+
+	http_get(k, path, &r);
+	cr_assert_eq(r.status, want, "%s: %ld %s", path, r.status, r.body);
+	j = resp_json(&r);
+	resp_release(&r);
+	return j;
+}
+
 long harness_metric(const struct kperfd *k, const char *name)
 {
 	struct resp r;

@@ -119,6 +119,9 @@ void resp_release(struct resp *r);
 /* Parse a response body (numbers as doubles); asserts it is JSON. */
 json_t *resp_json(const struct resp *r);
 
+/* GET path of k, asserting the answer's status is want; its JSON. */
+json_t *harness_get_json(const struct kperfd *k, const char *path, long want);
+
 /* A database connection to k's database, and a one-value query helper. */
 PGconn *harness_db(const struct kperfd *k);
 long harness_count(const struct kperfd *k, const char *sql);

@@ -236,17 +236,6 @@ static void expect_same_numbers(const struct dec *a, const struct dec *b, const 
 	cr_expect_eq(a->base_runs, b->base_runs, "%s base_runs", what);
 }
 
-static json_t *get_json(const char *path)
-{
-	struct resp r;
-	json_t *j;
-	http_get(&K, path, &r);
-	cr_assert_eq(r.status, 200, "%s: %ld %s", path, r.status, r.body);
-	j = resp_json(&r);
-	resp_release(&r);
-	return j;
-}
-
 /* A machine's change points: rows "metric commit prev shift p", in order. */
 static PGresult *change_points(PGconn *c, const char *machine)
 {
@@ -345,7 +334,7 @@ Test(archive_decide, archived_history_base_and_change_points_decide_as_hot_ones)
 	 * summaries; the hot target's samples as before */
 	decision_of(MA, NHIST, TPUT, &a);
 	snprintf(path, sizeof(path), "/api/v1/regressions/%ld", a.id);
-	j = get_json(path);
+	j = harness_get_json(&K, path, 200);
 	cr_expect(json_is_null(json_object_get(j, "base_samples")), "%s", json_dumps(j, 0));
 	cr_expect_eq(json_array_size(json_object_get(j, "base_archived")), RUNS);
 	cr_expect_eq(json_number_value(

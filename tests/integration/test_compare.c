@@ -60,15 +60,9 @@ static void post_mglru(void)
 static json_t *compare(const char *query, long want)
 {
 	char path[1024];
-	struct resp r;
-	json_t *j;
 
 	snprintf(path, sizeof(path), "/api/v1/compare?%s", query);
-	http_get(&K, path, &r);
-	cr_assert_eq(r.status, want, "%s: %ld %s", path, r.status, r.body);
-	j = resp_json(&r);
-	resp_release(&r);
-	return j;
+	return harness_get_json(&K, path, want);
 }
 
 /* The body of a 200 answer to a compare (malloc'd); text: a text/ one. */

@@ -13,18 +13,6 @@
 
 KPERFD_SUITE(reads, 120);
 
-static json_t *get_json(const char *path, long want)
-{
-	struct resp r;
-	json_t *j;
-
-	http_get(&K, path, &r);
-	cr_assert_eq(r.status, want, "%s: %ld %s", path, r.status, r.body);
-	j = resp_json(&r);
-	resp_release(&r);
-	return j;
-}
-
 /* Until the decision queue is empty, at most 60 s: the worker's passes are
  * over (an entry leaves the queue only once its pass has committed). */
 static void queue_drained(void)
@@ -82,7 +70,7 @@ Test(reads, lists_and_filters)
 	json_t *j, *it;
 
 	seed();
-	j = get_json("/api/v1/runs", 200);
+	j = harness_get_json(&K, "/api/v1/runs", 200);
 	cr_expect_eq(json_number_value(json_object_get(j, "total")), 4);
 	cr_expect_eq(json_number_value(json_object_get(j, "limit")), 100);
 	cr_expect_eq(json_number_value(json_object_get(j, "offset")), 0);
@@ -91,23 +79,23 @@ Test(reads, lists_and_filters)
 	cr_expect_str_eq(json_string_value(json_object_get(it, "run_id")), "rd-2");
 	json_decref(j);
 
-	j = get_json("/api/v1/runs?machine=box0&suite=readtwice", 200);
+	j = harness_get_json(&K, "/api/v1/runs?machine=box0&suite=readtwice", 200);
 	cr_expect_eq(json_number_value(json_object_get(j, "total")), 2);
 	json_decref(j);
-	j = get_json("/api/v1/runs?commit=1431d4d11abb", 200);
+	j = harness_get_json(&K, "/api/v1/runs?commit=1431d4d11abb", 200);
 	cr_expect_eq(json_number_value(json_object_get(j, "total")), 1);
 	json_decref(j);
-	j = get_json("/api/v1/runs?commit=5.8.0-rc1-00123-g1431d4d11abb", 200);
+	j = harness_get_json(&K, "/api/v1/runs?commit=5.8.0-rc1-00123-g1431d4d11abb", 200);
 	cr_expect_eq(json_number_value(json_object_get(j, "total")), 1);
 	json_decref(j);
-	j = get_json("/api/v1/runs?limit=1&offset=1", 200);
+	j = harness_get_json(&K, "/api/v1/runs?limit=1&offset=1", 200);
 	cr_expect_eq(json_number_value(json_object_get(j, "total")), 4);
 	cr_expect_eq(json_array_size(json_object_get(j, "items")), 1);
 	it = json_array_get(json_object_get(j, "items"), 0);
 	cr_expect_str_eq(json_string_value(json_object_get(it, "run_id")), "rd-1");
 	json_decref(j);
 
-	j = get_json("/api/v1/machines", 200);
+	j = harness_get_json(&K, "/api/v1/machines", 200);
 	cr_expect_eq(json_number_value(json_object_get(j, "total")), 3);
 	it = json_array_get(json_object_get(j, "items"), 2);
 	cr_expect_str_eq(json_string_value(json_object_get(it, "name")), "lkp-bdw-ex2");
@@ -115,15 +103,15 @@ Test(reads, lists_and_filters)
 	cr_expect_eq(json_number_value(json_object_get(it, "runs")), 1);
 	json_decref(j);
 
-	j = get_json("/api/v1/tests", 200);
+	j = harness_get_json(&K, "/api/v1/tests", 200);
 	cr_expect_eq(json_number_value(json_object_get(j, "total")), 2);
 	json_decref(j);
-	j = get_json("/api/v1/metrics?metric=vm-scalability.*", 200);
+	j = harness_get_json(&K, "/api/v1/metrics?metric=vm-scalability.*", 200);
 	cr_expect_eq(json_number_value(json_object_get(j, "total")), 1);
 	it = json_array_get(json_object_get(j, "items"), 0);
 	cr_expect_str_eq(json_string_value(json_object_get(it, "unit")), "KB/s");
 	json_decref(j);
-	j = get_json("/api/v1/metrics?metric=*_lock_*", 200);
+	j = harness_get_json(&K, "/api/v1/metrics?metric=*_lock_*", 200);
 	cr_expect_eq(json_number_value(json_object_get(j, "total")), 1);
 	json_decref(j);
 }
@@ -133,7 +121,7 @@ Test(reads, commits_with_parents_and_series)
 	json_t *j, *it;
 
 	seed();
-	j = get_json("/api/v1/commits?series=per-memcg-lru_lock", 200);
+	j = harness_get_json(&K, "/api/v1/commits?series=per-memcg-lru_lock", 200);
 	cr_expect_eq(json_number_value(json_object_get(j, "total")), 2);
 	it = json_array_get(json_object_get(j, "items"), 0);
 	cr_expect_str_eq(json_string_value(json_object_get(it, "sha")), SHA3);
@@ -145,7 +133,7 @@ Test(reads, commits_with_parents_and_series)
 	cr_expect_eq(json_number_value(json_object_get(it, "runs")), 1);
 	json_decref(j);
 	/* a run's kernel block is a commit description too */
-	j = get_json("/api/v1/commits", 200);
+	j = harness_get_json(&K, "/api/v1/commits", 200);
 	cr_expect_eq(json_number_value(json_object_get(j, "total")), 4);
 	json_decref(j);
 	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM commits WHERE sha = "
@@ -169,13 +157,13 @@ Test(reads, list_parameters_are_checked)
 		{"/api/v1/metrics?limit=", "limit"},	  {"/api/v1/tests?limit=+5", "limit"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		json_t *j = get_json(bad[i][0], 400);
+		json_t *j = harness_get_json(&K, bad[i][0], 400);
 		cr_expect_str_eq(json_string_value(json_object_get(j, "field")), bad[i][1], "%s",
 				 bad[i][0]);
 		cr_expect_str_eq(json_string_value(json_object_get(j, "error")), "invalid");
 		json_decref(j);
 	}
-	json_decref(get_json("/api/v1/runs?limit=1000&offset=5", 200));
+	json_decref(harness_get_json(&K, "/api/v1/runs?limit=1000&offset=5", 200));
 }
 
 Test(reads, health_metrics_and_log)
@@ -185,7 +173,7 @@ Test(reads, health_metrics_and_log)
 	char *log;
 
 	seed();
-	j = get_json("/healthz", 200);
+	j = harness_get_json(&K, "/healthz", 200);
 	cr_expect_str_eq(json_string_value(json_object_get(j, "status")), "ok");
 	json_decref(j);
 	http_get(&K, "/metrics", &r);
@@ -339,7 +327,7 @@ Test(reads, a_trend_is_its_key_group_in_commit_order)
 	cr_assert_eq(r.status, 200, "%ld %s", r.status, r.body);
 	resp_release(&r);
 
-	j = get_json("/api/v1/trend?machine=tbox&suite=trendorder&metric=to.x", 200);
+	j = harness_get_json(&K, "/api/v1/trend?machine=tbox&suite=trendorder&metric=to.x", 200);
 	pts = json_object_get(json_array_get(json_object_get(j, "series"), 0), "points");
 	cr_assert_eq(json_array_size(pts), 3, "%s", json_dumps(pts, 0));
 	p = json_array_get(pts, 0);
@@ -369,7 +357,7 @@ Test(reads, a_trend_is_its_key_group_in_commit_order)
 	cr_expect_eq(json_number_value(json_array_get(json_object_get(p, "samples"), 0)), 7);
 	json_decref(j);
 
-	j = get_json("/api/v1/trend?machine=tbox&suite=trendorder&metric=to.y", 200);
+	j = harness_get_json(&K, "/api/v1/trend?machine=tbox&suite=trendorder&metric=to.y", 200);
 	pts = json_object_get(json_array_get(json_object_get(j, "series"), 0), "points");
 	cr_assert_eq(json_array_size(pts), 1, "%s", json_dumps(pts, 0));
 	cr_expect_eq(json_number_value(json_array_get(json_object_get(json_array_get(pts, 0),
@@ -385,7 +373,7 @@ Test(reads, a_trend_is_its_key_group_in_commit_order)
 
 static json_t *late_points(json_t **j)
 {
-	*j = get_json("/api/v1/trend?machine=tlate&suite=trendorder&metric=tl.x", 200);
+	*j = harness_get_json(&K, "/api/v1/trend?machine=tlate&suite=trendorder&metric=tl.x", 200);
 	return json_object_get(json_array_get(json_object_get(*j, "series"), 0), "points");
 }
 

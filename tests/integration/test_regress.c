@@ -53,17 +53,6 @@ static void settle(void)
 	}
 }
 
-static json_t *get_json(const char *path, long want)
-{
-	struct resp r;
-	json_t *j;
-	http_get(&K, path, &r);
-	cr_assert_eq(r.status, want, "%s: %ld %s", path, r.status, r.body);
-	j = resp_json(&r);
-	resp_release(&r);
-	return j;
-}
-
 static json_t *find_item(json_t *list, const char *metric, const char *commit)
 {
 	size_t i;
@@ -99,7 +88,7 @@ Test(regress, lkp_seed_regression)
 	char buf[32];
 
 	post_seed_pair();
-	j = get_json("/api/v1/regressions", 200);
+	j = harness_get_json(&K, "/api/v1/regressions", 200);
 	it = find_item(j, "vm-scalability.throughput", CHILD);
 	cr_assert_not_null(it, "no decision on throughput");
 	cr_expect_str_eq(json_string_value(json_object_get(it, "verdict")), "regression");
@@ -126,7 +115,7 @@ Test(regress, lkp_seed_regression)
 	/* pgfault moved by 0.0005%: not listed (noise), but stored */
 	cr_expect_null(find_item(j, "proc-vmstat.pgfault", NULL));
 	json_decref(j);
-	j = get_json("/api/v1/regressions?verdict=noise", 200);
+	j = harness_get_json(&K, "/api/v1/regressions?verdict=noise", 200);
 	cr_expect_not_null(find_item(j, "proc-vmstat.pgfault", CHILD));
 	json_decref(j);
 	/* one decision per key and commit pair */
@@ -150,7 +139,7 @@ Test(regress, noise_only_data_is_noise)
 			 1000004 + 7 * i);
 	}
 	settle();
-	j = get_json("/api/v1/regressions", 200);
+	j = harness_get_json(&K, "/api/v1/regressions", 200);
 	cr_expect_eq(json_number_value(json_object_get(j, "total")), 0, "%s", json_dumps(j, 0));
 	json_decref(j);
 	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM decision WHERE verdict = 'noise'"), 3);
@@ -164,7 +153,7 @@ Test(regress, redecided_in_place_and_triage_needs_admin)
 	long id, runs_before;
 
 	post_seed_pair();
-	j = get_json("/api/v1/regressions?suite=vm-scalability&machine=lkp-bdw-ex2", 200);
+	j = harness_get_json(&K, "/api/v1/regressions?suite=vm-scalability&machine=lkp-bdw-ex2", 200);
 	it = find_item(j, "vm-scalability.throughput", CHILD);
 	cr_assert_not_null(it);
 	id = (long)json_number_value(json_object_get(it, "id"));
@@ -176,7 +165,7 @@ Test(regress, redecided_in_place_and_triage_needs_admin)
 	post_run("c4", CHILD, PARENT, NULL, 18350000, 407.0, 1000001);
 	settle();
 	snprintf(path, sizeof(path), "/api/v1/regressions/%ld", id);
-	j = get_json(path, 200);
+	j = harness_get_json(&K, path, 200);
 	cr_expect_eq(json_number_value(json_object_get(json_object_get(j, "target"), "runs")), 5);
 	cr_expect_eq(json_array_size(json_object_get(j, "target_samples")), 5);
 	cr_expect_eq(json_array_size(json_object_get(j, "base_samples")), 4);
@@ -200,7 +189,7 @@ Test(regress, redecided_in_place_and_triage_needs_admin)
 	cr_expect_str_eq(json_string_value(json_object_get(j, "note")), "known: LRU cost model");
 	json_decref(j);
 	resp_release(&r);
-	j = get_json(path, 200);
+	j = harness_get_json(&K, path, 200);
 	{
 		json_t *h = json_object_get(j, "history");
 		cr_expect_eq(json_array_size(h), 1);
@@ -210,10 +199,10 @@ Test(regress, redecided_in_place_and_triage_needs_admin)
 				 "bootstrap-admin");
 	}
 	json_decref(j);
-	j = get_json("/api/v1/regressions?state=acknowledged", 200);
+	j = harness_get_json(&K, "/api/v1/regressions?state=acknowledged", 200);
 	cr_expect_eq(json_number_value(json_object_get(j, "total")), 1);
 	json_decref(j);
-	j = get_json("/api/v1/regressions/999999", 404);
+	j = harness_get_json(&K, "/api/v1/regressions/999999", 404);
 	json_decref(j);
 
 	/* an admin marks a child run invalid: kept, excluded, decision redone */
@@ -224,7 +213,7 @@ Test(regress, redecided_in_place_and_triage_needs_admin)
 	cr_expect_eq(r.status, 200, "%s", r.body);
 	resp_release(&r);
 	settle();
-	j = get_json(path, 200);
+	j = harness_get_json(&K, path, 200);
 	cr_expect_eq(json_number_value(json_object_get(json_object_get(j, "target"), "runs")), 4);
 	json_decref(j);
 	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM run WHERE NOT valid"), 1);
@@ -241,21 +230,21 @@ Test(regress, list_parameters)
 		{"/api/v1/regressions?focus=numa", "focus"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		json_t *j = get_json(bad[i][0], 400);
+		json_t *j = harness_get_json(&K, bad[i][0], 400);
 		cr_expect_str_eq(json_string_value(json_object_get(j, "field")), bad[i][1], "%s",
 				 bad[i][0]);
 		json_decref(j);
 	}
 	post_seed_pair();
 	{
-		json_t *j = get_json("/api/v1/regressions?since=2000-01-01T00:00:00Z&limit=1", 200);
+		json_t *j = harness_get_json(&K, "/api/v1/regressions?since=2000-01-01T00:00:00Z&limit=1", 200);
 		cr_expect_eq(json_number_value(json_object_get(j, "total")), 2);
 		cr_expect_eq(json_array_size(json_object_get(j, "items")), 1);
 		json_decref(j);
-		j = get_json("/api/v1/regressions?since=2999-01-01T00:00:00Z", 200);
+		j = harness_get_json(&K, "/api/v1/regressions?since=2999-01-01T00:00:00Z", 200);
 		cr_expect_eq(json_number_value(json_object_get(j, "total")), 0);
 		json_decref(j);
-		j = get_json("/api/v1/regressions?focus=lru_lock", 200);
+		j = harness_get_json(&K, "/api/v1/regressions?focus=lru_lock", 200);
 		cr_expect_eq(json_number_value(json_object_get(j, "total")), 0);
 		json_decref(j);
 	}
@@ -284,7 +273,7 @@ Test(regress, series_base_and_recovery)
 		post_run(id, P3, P2, "\"lru v1\"", 901 + i, 100, 500);
 	}
 	settle();
-	j = get_json("/api/v1/regressions?series=lru", 200);
+	j = harness_get_json(&K, "/api/v1/regressions?series=lru", 200);
 	/* every patch of the series is judged against the series base */
 	it = find_item(j, "vm-scalability.throughput", P3);
 	cr_assert_not_null(it, "%s", json_dumps(j, 0));
@@ -296,7 +285,7 @@ Test(regress, series_base_and_recovery)
 	json_decref(j);
 
 	/* the series page's data: patches in order against the base, with KPIs */
-	j = get_json("/api/v1/series/lru", 200);
+	j = harness_get_json(&K, "/api/v1/series/lru", 200);
 	{
 		json_t *ver = json_array_get(json_object_get(j, "versions"), 0);
 		json_t *patches = json_object_get(ver, "patches");
@@ -319,10 +308,10 @@ Test(regress, series_base_and_recovery)
 		cr_expect(json_is_null(json_object_get(ver, "vs_previous")));
 	}
 	json_decref(j);
-	j = get_json("/api/v1/series", 200);
+	j = harness_get_json(&K, "/api/v1/series", 200);
 	cr_expect_eq(json_number_value(json_object_get(j, "total")), 1);
 	json_decref(j);
-	j = get_json("/api/v1/series/nothing", 404);
+	j = harness_get_json(&K, "/api/v1/series/nothing", 404);
 	json_decref(j);
 
 	/* a later fix on top of the series brings throughput back */
@@ -332,7 +321,7 @@ Test(regress, series_base_and_recovery)
 		post_run(id, FIX, P3, NULL, 999 + i, 100, 500);
 	}
 	settle();
-	j = get_json("/api/v1/regressions?series=lru%20v1", 200);
+	j = harness_get_json(&K, "/api/v1/regressions?series=lru%20v1", 200);
 	it = find_item(j, "vm-scalability.throughput", P3);
 	cr_assert_not_null(it);
 	cr_expect_str_eq(json_string_value(json_object_get(it, "recovered_by")), FIX);
@@ -360,7 +349,7 @@ Test(regress, change_points_in_a_trend)
 		}
 	}
 	settle();
-	j = get_json("/api/v1/trend?machine=lkp-bdw-ex2&suite=vm-scalability&metric="
+	j = harness_get_json(&K, "/api/v1/trend?machine=lkp-bdw-ex2&suite=vm-scalability&metric="
 		     "vm-scalability.throughput",
 		     200);
 	series = json_array_get(json_object_get(j, "series"), 0);
@@ -380,16 +369,16 @@ Test(regress, change_points_in_a_trend)
 	cr_expect_geq(json_array_size(json_object_get(series, "decisions")), 1);
 	json_decref(j);
 	/* the flat elapsed time has no change point */
-	j = get_json("/api/v1/trend?machine=lkp-bdw-ex2&suite=vm-scalability&metric="
+	j = harness_get_json(&K, "/api/v1/trend?machine=lkp-bdw-ex2&suite=vm-scalability&metric="
 		     "vm-scalability.time.elapsed_time&params=test=lru-file-mmap-read",
 		     200);
 	series = json_array_get(json_object_get(j, "series"), 0);
 	cr_expect_eq(json_array_size(json_object_get(series, "change_points")), 0);
 	json_decref(j);
-	j = get_json("/api/v1/trend?machine=lkp-bdw-ex2&suite=vm-scalability", 400);
+	j = harness_get_json(&K, "/api/v1/trend?machine=lkp-bdw-ex2&suite=vm-scalability", 400);
 	cr_expect_str_eq(json_string_value(json_object_get(j, "field")), "metric");
 	json_decref(j);
-	j = get_json("/api/v1/trend?machine=lkp-bdw-ex2&suite=vm-scalability&metric=nothing", 404);
+	j = harness_get_json(&K, "/api/v1/trend?machine=lkp-bdw-ex2&suite=vm-scalability&metric=nothing", 404);
 	json_decref(j);
 }
 
@@ -462,7 +451,7 @@ Test(regress, a_stream_of_runs_is_decided_every_two_seconds)
 		      "%d runs over %.1f s (%d gaps of 250 ms or more) took %ld passes, more than"
 		      " one per 2 s, per gap and after the stream (%ld)",
 		      n, (double)stream_ms / 1000, quiet_gaps, passes, bound);
-	j = get_json("/api/v1/regressions?verdict=regression", 200);
+	j = harness_get_json(&K, "/api/v1/regressions?verdict=regression", 200);
 	it = find_item(j, "vm-scalability.throughput", CHILD);
 	cr_assert_not_null(it);
 	cr_assert_eq(json_number_value(json_object_get(json_object_get(it, "target"), "runs")),
