@@ -38,7 +38,7 @@ MIGRATIONS := $(sort $(wildcard migrations/[0-9][0-9][0-9]_*.sql))
 VENDOR     := static/vendor/chart.umd.min.js static/vendor/chartjs-plugin-zoom.min.js \
               static/vendor/hammer.min.js
 
-.PHONY: all deps run stop test check headers unit bench bench-detect bench-capacity fuzz install clean format vendor
+.PHONY: all deps run stop test check headers unit bench bench-detect bench-capacity fuzz install clean vendor
 all: $(BUILD)/kperfd $(BUILD)/tests/kperf-tests vendor
 
 $(BUILD)/kperfd: $(BUILD)/obj/server/main.o $(SERVER_OBJ)
@@ -158,20 +158,17 @@ install: $(BUILD)/kperfd
 	install -m 755 $(BUILD)/kperfd $(DESTDIR)$(PREFIX)/bin/kperfd
 	cp -r static/. $(DESTDIR)$(PREFIX)/share/kperf/static/
 
-format:
-	clang-format -i lib/*.[ch] lib/*.cc server/*.[ch] server/*/*.[ch] api/*.[ch] tests/*/*.[ch]
-
 clean:
 	rm -rf build build-asan
 
 -include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/obj/*/*/*.d)
 
 # kperf-collect, the lab-machine collector (its own sources and tests).
--include collectors/collect.mk
+include collectors/collect.mk
 
 # libFuzzer harnesses (clang): `make fuzz FUZZ_SECONDS=60`.
--include tests/fuzz/fuzz.mk
+include tests/fuzz/fuzz.mk
 
 # make install: binaries, migrations, static files, man pages, config example,
 # systemd units (packaging/).
--include packaging/install.mk
+include packaging/install.mk
