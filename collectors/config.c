@@ -9,7 +9,6 @@
 
 #include "collectors/config.h"
 #include "collectors/cutil.h"
-#include "collectors/parse.h"
 
 static void set(char **slot, const char *value)
 {

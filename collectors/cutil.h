@@ -73,4 +73,20 @@ double sum_kb(const double *v, size_t n);
 /* Exit status of a command as a shell reports it: 128 + signal when killed. */
 int exit_status_of(int wait_status);
 
+/*
+ * Line iteration over a text that need not end in a newline and may hold
+ * NUL bytes (they end the line early). Each line is copied NUL-terminated
+ * without its newline (and without a trailing '\r').
+ */
+struct lines {
+	const char *p, *end;
+	size_t no; /* number of the line last returned, from 1 */
+	char *buf;
+	size_t cap;
+};
+void lines_init(struct lines *it, const char *text, size_t len);
+/* Returns the next line (owned by the iterator) or NULL at the end. */
+char *lines_next(struct lines *it);
+void lines_release(struct lines *it);
+
 #endif

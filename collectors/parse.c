@@ -223,42 +223,6 @@ int parse_run(const struct parser *p, struct parse_ctx *pc, const char *text, si
 	return rc;
 }
 
-void lines_init(struct lines *it, const char *text, size_t len)
-{
-	memset(it, 0, sizeof(*it));
-	it->p = text;
-	it->end = text + len;
-}
-
-char *lines_next(struct lines *it)
-{
-	const char *nl;
-	size_t n;
-
-	if (it->p >= it->end)
-		return NULL;
-	nl = memchr(it->p, '\n', (size_t)(it->end - it->p));
-	n = nl ? (size_t)(nl - it->p) : (size_t)(it->end - it->p);
-	if (n + 1 > it->cap) {
-		it->cap = n + 1 > 256 ? n + 1 : 256;
-		it->buf = xrealloc(it->buf, it->cap);
-	}
-	memcpy(it->buf, it->p, n);
-	it->buf[n] = '\0';
-	if (n && it->buf[n - 1] == '\r')
-		it->buf[n - 1] = '\0';
-	it->p += n + (nl != NULL);
-	it->no++;
-	return it->buf;
-}
-
-void lines_release(struct lines *it)
-{
-	free(it->buf);
-	it->buf = NULL;
-	it->cap = 0;
-}
-
 size_t split_ws(char *s, char **fields, size_t max)
 {
 	size_t n = 0;

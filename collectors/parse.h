@@ -78,22 +78,6 @@ size_t parse_key_line(const char *text, size_t len, const char *key);
 int parse_fail(struct parse_ctx *pc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
- * Line iteration over a text that need not end in a newline and may hold
- * NUL bytes (they end the line early). Each line is copied NUL-terminated
- * without its newline (and without a trailing '\r').
- */
-struct lines {
-	const char *p, *end;
-	size_t no; /* number of the line last returned, from 1 */
-	char *buf;
-	size_t cap;
-};
-void lines_init(struct lines *it, const char *text, size_t len);
-/* Returns the next line (owned by the iterator) or NULL at the end. */
-char *lines_next(struct lines *it);
-void lines_release(struct lines *it);
-
-/*
  * Limits of the formats whose names come from the input (kv, json): a
  * bigger input is an error naming the line or key, never a silent cut.
  * The same figures as the server's (lib/kperf_limits.h, LIMIT_*).
