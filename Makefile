@@ -104,7 +104,7 @@ test:
 	scripts/test.sh
 
 # Every header compiles alone, included first in an empty file.
-HEADERS := $(wildcard lib/*.h server/*.h server/*/*.h api/*.h collectors/*.h)
+HEADERS := $(wildcard lib/*.h server/*.h server/*/*.h api/*.h collectors/*.h collectors/*/*.h)
 headers: $(BUILD)/gen/migrations.c
 	@for h in $(HEADERS); do \
 		printf '#include "%s"\n' "$$PWD/$$h" | \
@@ -161,6 +161,10 @@ install: $(BUILD)/kperfd
 clean:
 	rm -rf build build-asan
 
+# Dependency files come from the compiler (-MMD), never from a rule: without
+# this, make would try to remake an included fuzz/parse-*.d through its
+# built-in %: %.o chain.
+%.d: ;
 -include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/obj/*/*/*.d)
 
 # kperf-collect, the lab-machine collector (its own sources and tests).

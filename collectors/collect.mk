@@ -3,7 +3,7 @@
 # top-level Makefile, whose $(BUILD), $(CC), $(CFLAGS) and $(LDFLAGS)
 # (warnings, sanitizers, -MMD) it uses as they are.
 
-COLLECT_SRC      := $(wildcard collectors/*.c)
+COLLECT_SRC      := $(filter-out collectors/workloads/%,$(wildcard collectors/*.c collectors/*/*.c))
 # What kperfd and kperf-collect share (lib/: buffers, allocation, the
 # JSON writer with shortest doubles) and the ingest contract's decoder: a run
 # kperf-collect sends is checked by the code kperfd accepts it with.
@@ -21,12 +21,12 @@ COLLECT_ZLIB     := $(shell pkg-config --exists zlib 2>/dev/null && echo yes)
 COLLECT_LIBS     := -lcurl -ljansson $(if $(COLLECT_ZLIB),-lz) -lxxhash -ldouble-conversion \
                     -lstdc++ -lm
 ifneq ($(COLLECT_ZLIB),)
-$(BUILD)/obj/collectors/kernel.o: CFLAGS += -DKPERF_HAVE_ZLIB
+$(BUILD)/obj/collectors/host/kernel.o: CFLAGS += -DKPERF_HAVE_ZLIB
 $(BUILD)/obj/tests/collect/test_kernel.o: CFLAGS += -DKPERF_HAVE_ZLIB
 endif
 
 # Workloads: one program per file in collectors/workloads/, none linked
-# into kperf-collect (COLLECT_SRC is collectors/*.c only).
+# into kperf-collect.
 WORKLOADS        := $(BUILD)/readtwice
 
 .PHONY: install-collect

@@ -13,10 +13,10 @@
 
 #include "lib/buf.h"
 #include "collectors/commits.h"
-#include "collectors/run.h"
-#include "collectors/cutil.h"
-#include "collectors/progress.h"
-#include "collectors/post.h"
+#include "collectors/run/run.h"
+#include "collectors/base/cutil.h"
+#include "collectors/base/progress.h"
+#include "collectors/deliver/post.h"
 
 /* %x1e starts a commit; sha, parents, subject, author, committer date, body. */
 #define COMMITS_GIT_FORMAT "%x1e%H%x1f%P%x1f%s%x1f%an <%ae>%x1f%cI%x1f%b%x1f"

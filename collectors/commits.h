@@ -9,7 +9,7 @@
 
 #include <jansson.h>
 
-#include "collectors/config.h"
+#include "collectors/base/config.h"
 
 struct commits_opts {
 	const char *git_dir; /* the tree */

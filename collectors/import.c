@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectors/cutil.h"
+#include "collectors/base/cutil.h"
 #include "collectors/import.h"
-#include "collectors/metrics.h"
-#include "collectors/mmtests.h"
-#include "collectors/parse.h"
-#include "collectors/progress.h"
-#include "collectors/run.h"
+#include "collectors/parse/metrics.h"
+#include "collectors/parse/mmtests.h"
+#include "collectors/parse/parse.h"
+#include "collectors/base/progress.h"
+#include "collectors/run/run.h"
 
 /* Largest output file read. */
 #define IMPORT_FILE_MAX (512u * 1024u * 1024u)

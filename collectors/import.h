@@ -5,8 +5,8 @@
 #ifndef KPERF_IMPORT_H
 #define KPERF_IMPORT_H
 
-#include "collectors/config.h"
-#include "collectors/rundoc.h"
+#include "collectors/base/config.h"
+#include "collectors/deliver/rundoc.h"
 
 struct import_opts {
 	struct run_meta meta; /* meta.suite defaults to the format's suite */

@@ -10,18 +10,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectors/agent.h"
+#include "collectors/agent/agent.h"
 #include "collectors/commits.h"
-#include "collectors/config.h"
-#include "collectors/cutil.h"
+#include "collectors/base/config.h"
+#include "collectors/base/cutil.h"
 #include "collectors/import.h"
-#include "collectors/mmtests.h"
-#include "collectors/parse.h"
-#include "collectors/post.h"
-#include "collectors/progress.h"
+#include "collectors/parse/mmtests.h"
+#include "collectors/parse/parse.h"
+#include "collectors/deliver/post.h"
+#include "collectors/base/progress.h"
 #include "collectors/review.h"
-#include "collectors/run.h"
-#include "collectors/spool.h"
+#include "collectors/run/run.h"
+#include "collectors/deliver/spool.h"
 
 static const char usage_text[] =
 	"usage: kperf-collect [OPTIONS] COMMAND ...\n"

@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "lib/buf.h"
-#include "collectors/cutil.h"
-#include "collectors/post.h"
+#include "collectors/base/cutil.h"
+#include "collectors/deliver/post.h"
 #include "collectors/review.h"
 
 static int colour;

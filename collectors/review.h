@@ -4,7 +4,7 @@
 #ifndef KPERF_REVIEW_H
 #define KPERF_REVIEW_H
 
-#include "collectors/config.h"
+#include "collectors/base/config.h"
 
 struct review_opts {
 	const char *base, *target; /* compare's refs; series: base is its name */

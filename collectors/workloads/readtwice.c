@@ -3,7 +3,7 @@
  * "docker-ized readtwice"): N processes each write a file, fsync it, drop it
  * from the page cache with posix_fadvise, then read it twice, a cold read
  * that puts its pages on the LRU and one that activates them. A workload
- * kperf-collect runs; its output is what collectors/parse_readtwice.c reads.
+ * kperf-collect runs; its output is what collectors/parse/parse_readtwice.c reads.
  */
 
 /*

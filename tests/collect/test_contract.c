@@ -10,13 +10,13 @@
 #include <string.h>
 
 #include "lib/ingest_decode.h"
-#include "collectors/rundoc.h"
+#include "collectors/deliver/rundoc.h"
 #include "tests/collect/testutil.h"
 
 #define FX "tests/fixtures/collect/"
 #define LKP "tests/fixtures/lkp-stats/"
 
-/* Every format of collectors/parse.c's table with a fixture of its output. */
+/* Every format of collectors/parse/parse.c's table with a fixture of its output. */
 static const char *const cases[][2] = {
 	{"vm-scalability", LKP "vm-scalability/1"},
 	{"will-it-scale", LKP "will-it-scale/1"},

@@ -13,10 +13,10 @@
 #include <zlib.h>
 #endif
 
-#include "collectors/cutil.h"
-#include "collectors/kernel.h"
-#include "collectors/knobs.h"
-#include "collectors/machine.h"
+#include "collectors/base/cutil.h"
+#include "collectors/host/kernel.h"
+#include "collectors/host/knobs.h"
+#include "collectors/host/machine.h"
 #include "tests/collect/testutil.h"
 
 static const char config_text[] = "#\n# Automatically generated file; DO NOT EDIT.\n"

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectors/mmtests.h"
+#include "collectors/parse/mmtests.h"
 #include "tests/integration/harness.h"
 #include "tests/collect/testutil.h"
 

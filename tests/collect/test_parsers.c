@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectors/cutil.h"
-#include "collectors/metrics.h"
-#include "collectors/parse.h"
+#include "collectors/base/cutil.h"
+#include "collectors/parse/metrics.h"
+#include "collectors/parse/parse.h"
 #include "tests/collect/testutil.h"
 
 struct fixture {

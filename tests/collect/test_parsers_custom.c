@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "lib/buf.h"
-#include "collectors/metrics.h"
-#include "collectors/parse.h"
+#include "collectors/parse/metrics.h"
+#include "collectors/parse/parse.h"
 #include "tests/integration/harness.h"
 #include "tests/collect/testutil.h"
 

@@ -16,8 +16,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "collectors/cutil.h"
-#include "collectors/parse.h"
+#include "collectors/base/cutil.h"
+#include "collectors/parse/parse.h"
 #include "tests/integration/harness.h"
 #include "tests/collect/testutil.h"
 

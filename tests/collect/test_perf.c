@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "collectors/cutil.h"
+#include "collectors/base/cutil.h"
 #include "tests/integration/harness.h"
 #include "tests/collect/testutil.h"
 

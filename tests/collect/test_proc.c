@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectors/cutil.h"
-#include "collectors/lockstat.h"
-#include "collectors/proc.h"
+#include "collectors/base/cutil.h"
+#include "collectors/parse/lockstat.h"
+#include "collectors/host/proc.h"
 #include "lib/metric_role.h"
 #include "tests/collect/testutil.h"
 

@@ -16,9 +16,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "collectors/config.h"
-#include "collectors/cutil.h"
-#include "collectors/spool.h"
+#include "collectors/base/config.h"
+#include "collectors/base/cutil.h"
+#include "collectors/deliver/spool.h"
 #include "tests/integration/harness.h"
 #include "tests/collect/testutil.h"
 

@@ -33,11 +33,12 @@ FUZZ_INGEST_SRC  := lib/ingest_decode.c lib/decode_ctx.c lib/jsonw.c lib/dtoa.cc
                     lib/buf.c
 FUZZ_QUERY_SRC   := api/query.c lib/util.c lib/buf.c
 FUZZ_REF_SRC     := api/ref.c api/query.c lib/util.c lib/buf.c
-FUZZ_COLLECT_SRC := collectors/parse.c $(wildcard collectors/parse_*.c) collectors/cutil.c \
-                    collectors/metrics.c collectors/rx.c lib/buf.c lib/util.c
+FUZZ_COLLECT_SRC := collectors/parse/parse.c $(wildcard collectors/parse/parse_*.c) \
+                    collectors/base/cutil.c collectors/parse/metrics.c collectors/parse/rx.c \
+                    lib/buf.c lib/util.c
 fuzz_obj = $(patsubst %,$(FUZZ_DIR)/obj/%.o,$(basename $(1)))
 
-# One harness per parser of collectors/parse.c's table.
+# One harness per parser of collectors/parse/parse.c's table.
 FUZZ_PARSERS := vm-scalability will-it-scale ycsb memtier perf-profile vmstat proc-vmstat \
                 lock_stat readtwice sysbench lkp-stats-json lkp-matrix-json stress-ng fio \
                 redis-benchmark pgbench hackbench kv json perf-lock

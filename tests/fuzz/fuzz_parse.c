@@ -7,8 +7,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "collectors/metrics.h"
-#include "collectors/parse.h"
+#include "collectors/parse/metrics.h"
+#include "collectors/parse/parse.h"
 #include "tests/fuzz/fuzz.h"
 
 #ifndef FUZZ_FORMAT

@@ -1,0 +1,417 @@
+/*
+ * run.c - the `run` command. Per iteration: start the perf monitors asked
+ * for, snapshot counters, fork/exec the command with stdout and stderr on
+ * one pipe (echoed unless --quiet, kept for the parser), wait4 for its
+ * resource usage, snapshot again, stop the monitors, parse the output and
+ * the monitors' reports, say a line. Then one run document holds every
+ * iteration's values, the command, its status and the tail of its output.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/buf.h"
+#include "collectors/base/cutil.h"
+#include "collectors/parse/metrics.h"
+#include "collectors/parse/parse.h"
+#include "collectors/host/perfmon.h"
+#include "collectors/host/proc.h"
+#include "collectors/base/progress.h"
+#include "collectors/run/run.h"
+#include "lib/metric_role.h"
+
+/* Output kept for parsing per iteration; past this only the tail is kept. */
+#define RUN_OUTPUT_MAX (256u * 1024u * 1024u)
+
+static double seconds(const struct timeval *tv)
+{
+	return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
+}
+
+static double mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * Run argv once; output into out; returns the wait status, or -1 when it
+ * cannot start. ps's status line is kept on the terminal while it runs.
+ */
+static int spawn(char **argv, int quiet, struct buf *out, struct rusage *ru,
+		 struct progress_status *ps)
+{
+	int p[2], st = 0;
+	char chunk[65536];
+	pid_t pid;
+	ssize_t n;
+
+	if (pipe(p))
+		return -1;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		close(p[0]);
+		close(p[1]);
+		execvp(argv[0], argv);
+		/* write(2) alone: the agent forks with a heartbeat thread running,
+		 * whose stdio lock may be held in this copy of the process */
+		{
+			char msg[512];
+			int k = snprintf(msg, sizeof(msg), "kperf-collect: cannot run %s: %s\n",
+					 argv[0], strerror(errno));
+			ssize_t w = write(2, msg, k < 0 ? 0 : strlen(msg));
+			(void)w;
+		}
+		_exit(127);
+	}
+	close(p[1]);
+	for (;;) {
+		struct pollfd pfd = {.fd = p[0], .events = POLLIN};
+		int r = poll(&pfd, 1, ps->on ? 250 : -1);
+
+		if (r < 0 && errno != EINTR)
+			break;
+		if (r <= 0) {
+			progress_status_tick(ps);
+			continue;
+		}
+		n = read(p[0], chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (!quiet) {
+			progress_status_clear(ps);
+			fwrite(chunk, 1, (size_t)n, stdout);
+			fflush(stdout);
+		}
+		if (out->len + (size_t)n > RUN_OUTPUT_MAX) {
+			/* keep the newest half: the tail and the final summary matter most */
+			size_t keep = RUN_OUTPUT_MAX / 2;
+			memmove(out->data, out->data + out->len - keep, keep);
+			out->len = keep;
+		}
+		buf_append(out, chunk, (size_t)n);
+		progress_status_tick(ps);
+	}
+	progress_status_clear(ps);
+	close(p[0]);
+	while (wait4(pid, &st, 0, ru) < 0) {
+		if (errno != EINTR)
+			return -1;
+	}
+	return st;
+}
+
+static void time_metrics(json_t *m, double elapsed, const struct rusage *ru)
+{
+	metrics_add(m, "time.elapsed_time", elapsed);
+	metrics_add(m, "time.user_time", seconds(&ru->ru_utime));
+	metrics_add(m, "time.system_time", seconds(&ru->ru_stime));
+	metrics_add(m, "time.maximum_resident_set_size", (double)ru->ru_maxrss);
+	metrics_add(m, "time.minor_page_faults", (double)ru->ru_minflt);
+	metrics_add(m, "time.major_page_faults", (double)ru->ru_majflt);
+	metrics_add(m, "time.voluntary_context_switches", (double)ru->ru_nvcsw);
+	metrics_add(m, "time.involuntary_context_switches", (double)ru->ru_nivcsw);
+	metrics_add(m, "time.file_system_inputs", (double)ru->ru_inblock);
+	metrics_add(m, "time.file_system_outputs", (double)ru->ru_oublock);
+}
+
+static void add_time_units(json_t *units)
+{
+	json_object_set_new(units, "time.elapsed_time", json_string("s"));
+	json_object_set_new(units, "time.user_time", json_string("s"));
+	json_object_set_new(units, "time.system_time", json_string("s"));
+	json_object_set_new(units, "time.maximum_resident_set_size", json_string("KiB"));
+}
+
+static char *command_line(char **argv)
+{
+	struct buf b = BUF_INIT;
+	char *t;
+
+	for (char **a = argv; *a; a++) {
+		if (a != argv)
+			buf_putc(&b, ' ');
+		if (**a && !strpbrk(*a, " \t\n'\"\\$`;&|<>*?()")) {
+			buf_puts(&b, *a);
+			continue;
+		}
+		buf_putc(&b, '\'');
+		for (const char *s = *a; *s; s++) {
+			if (*s == '\'')
+				buf_puts(&b, "'\\''");
+			else
+				buf_putc(&b, *s);
+		}
+		buf_putc(&b, '\'');
+	}
+	t = rundoc_utf8_tail(buf_str(&b), b.len, 16384);
+	buf_release(&b);
+	return t;
+}
+
+static int finish(const struct collect_config *c, const struct run_opts *o, json_t *doc,
+		  int cmd_status)
+{
+	enum outcome out;
+
+	rundoc_enforce_limits(doc);
+	if (o->dry_run) {
+		char *s = json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+		printf("%s\n", s);
+		free(s);
+		return cmd_status;
+	}
+	out = rundoc_deliver(c, doc);
+	if (out == OUTCOME_LOST)
+		return EXIT_LOST;
+	if (cmd_status)
+		return cmd_status;
+	return out == OUTCOME_REJECTED ? EXIT_REJECTED : 0;
+}
+
+/*
+ * The figure a progress line shows of an iteration's parsed metrics m: the
+ * suite's headline KPI (metric_role.h: the lowest rank, the first in byte
+ * order among equals), else the first metric the parser calls
+ * higher-is-better, else the first one. NULL when m is empty.
+ */
+static const char *headline(json_t *m, json_t *directions, const char *suite)
+{
+	const char *key, *first = NULL, *higher = NULL, *best = NULL;
+	int best_rank = -1;
+	json_t *v;
+
+	json_object_foreach(m, key, v) {
+		const char *d = json_string_value(json_object_get(directions, key));
+		int rank = metric_kpi_rank(key, suite);
+		if (rank >= 0 && (best_rank < 0 || rank < best_rank ||
+				  (rank == best_rank && strcmp(key, best) < 0))) {
+			best = key;
+			best_rank = rank;
+		}
+		if (!first)
+			first = key;
+		if (!higher && d && !strcmp(d, "higher"))
+			higher = key;
+	}
+	return best ? best : higher ? higher : first;
+}
+
+/* "iteration 2/5: 301 s, vm-scalability.throughput 20,717,269 KB/s; perf-profile 412 rows" */
+static void say_iteration(const struct run_opts *o, long i, double t, json_t *m, json_t *units,
+			  json_t *directions, const char *monitors)
+{
+	const char *h = headline(m, directions, o->meta.suite), *unit = NULL;
+	char secs[32], num[64] = "";
+	json_t *v;
+
+	if (progress_quiet() || o->quiet)
+		return;
+	progress_seconds(t, secs, sizeof(secs));
+	if (h) {
+		v = json_object_get(m, h);
+		if (json_is_array(v))
+			v = json_array_get(v, 0);
+		progress_number(json_number_value(v), num, sizeof(num));
+		unit = json_string_value(json_object_get(units, h));
+	}
+	progress_say("iteration %ld/%ld: %s%s%s%s%s%s%s%s%s", i, o->iterations, secs, h ? ", " : "",
+		     h ? h : "", h ? " " : "", num, unit ? " " : "", unit ? unit : "",
+		     *monitors ? "; " : "", monitors);
+}
+
+json_t *run_measure(const struct collect_config *c, const struct run_opts *o, int *st_out)
+{
+	const struct parser *p = NULL;
+	struct buf output = BUF_INIT, tail = BUF_INIT;
+	struct perfmon_opts po = {o->profile, o->lock_contention, o->perf, o->keep_perf};
+	json_t *doc, *metrics, *units, *directions;
+	char monitors[256], what[320];
+	struct perfmon pm;
+	double t0 = mono();
+	int status = 0, unavailable = 0;
+	char err[1024];
+	char *s;
+
+	*st_out = EXIT_USAGE;
+	if (o->parser && !(p = parser_find(o->parser))) {
+		err_msg("unknown output format \"%s\" (see kperf-collect help)", o->parser);
+		return NULL;
+	}
+	if (!p)
+		p = parser_find(o->meta.suite);
+	if (!p && !o->quiet)
+		progress_say("no parser for suite \"%s\": only counters and times are kept",
+			     o->meta.suite);
+	if (perfmon_init(&pm, &po, err, sizeof(err))) {
+		err_msg("%s", err);
+		perfmon_release(&pm);
+		*st_out = EXIT_UNAVAILABLE;
+		return NULL;
+	}
+	doc = rundoc_new(c, &o->meta, err, sizeof(err));
+	if (!doc) {
+		err_msg("%s", err);
+		perfmon_release(&pm);
+		return NULL;
+	}
+	perfmon_describe(&pm, monitors, sizeof(monitors));
+	snprintf(what, sizeof(what), "monitors: /proc counters%s%s", *monitors ? ", " : "",
+		 monitors);
+	metrics = json_object_get(doc, "metrics");
+	units = json_object_get(doc, "units");
+	directions = json_object_get(doc, "directions");
+	add_time_units(units);
+	for (long i = 0; i < o->iterations; i++) {
+		struct progress_status ps;
+		struct snapshot before, after;
+		struct rusage ru;
+		json_t *parsed = NULL;
+		char label[64], summary[128] = "";
+		double t;
+		int st;
+
+		memset(&ru, 0, sizeof(ru));
+		buf_reset(&output);
+		/* perf's start and stop outside the counters' interval: its own page
+		 * faults and writes are not the benchmark's */
+		if (perfmon_start(&pm, i + 1, err, sizeof(err))) {
+			err_msg("%s", err);
+			unavailable = 1;
+			break;
+		}
+		snapshot_take(&before);
+		snprintf(label, sizeof(label), "iteration %ld/%ld", i + 1, o->iterations);
+		progress_status_begin(&ps, label, what);
+		if (o->quiet)
+			ps.on = 0;
+		t = mono();
+		st = spawn(o->argv, o->quiet, &output, &ru, &ps);
+		t = mono() - t;
+		snapshot_take(&after);
+		if (perfmon_stop(&pm, err, sizeof(err)))
+			err_msg("iteration %ld: %s", i + 1, err);
+		if (st == -1) {
+			err_msg("cannot run %s: %s", o->argv[0], strerror(errno));
+			status = 127;
+			snapshot_release(&before);
+			snapshot_release(&after);
+			break;
+		}
+		time_metrics(metrics, t, &ru);
+		snapshot_delta(&before, &after, metrics);
+		snapshot_release(&before);
+		snapshot_release(&after);
+		if (p) {
+			struct parse_ctx pc;
+			char name[64];
+			snprintf(name, sizeof(name), "output of iteration %ld", i + 1);
+			parse_ctx_init(&pc, name);
+			if (parse_run(p, &pc, buf_str(&output), output.len))
+				err_msg("%s", pc.err);
+			metrics_merge(metrics, parse_metrics(&pc));
+			json_object_update(units, pc.units);
+			json_object_update(directions, pc.directions);
+			parsed = json_incref(parse_metrics(&pc));
+			parse_ctx_release(&pc);
+		}
+		if (perfmon_collect(&pm, metrics, units, directions, summary, sizeof(summary), err,
+				    sizeof(err)))
+			err_msg("%s", err);
+		buf_append(&tail, output.data ? output.data : "", output.len);
+		if (tail.len > 2 * RUNDOC_OUTPUT_TAIL_MAX) {
+			memmove(tail.data, tail.data + tail.len - RUNDOC_OUTPUT_TAIL_MAX,
+				RUNDOC_OUTPUT_TAIL_MAX);
+			tail.len = RUNDOC_OUTPUT_TAIL_MAX;
+		}
+		status = exit_status_of(st);
+		if (!status)
+			say_iteration(o, i + 1, t, parsed, units, directions, summary);
+		json_decref(parsed);
+		if (status) {
+			err_msg("%s exited with status %d in iteration %ld: the run is marked failed",
+				o->argv[0], status, i + 1);
+			break;
+		}
+		if (i + 1 < o->iterations && o->between && o->between(o->between_arg)) {
+			buf_release(&output);
+			buf_release(&tail);
+			json_decref(doc);
+			perfmon_release(&pm);
+			*st_out = RUN_STOPPED;
+			return NULL;
+		}
+	}
+	if (unavailable) {
+		/* a monitor asked for could not record: no run without it */
+		buf_release(&output);
+		buf_release(&tail);
+		json_decref(doc);
+		perfmon_release(&pm);
+		*st_out = EXIT_UNAVAILABLE;
+		return NULL;
+	}
+	perfmon_environment(&pm, json_object_get(doc, "environment"));
+	perfmon_release(&pm);
+	json_object_set_new(doc, "duration_s", json_real(mono() - t0));
+	s = command_line(o->argv);
+	json_object_set_new(doc, "command", json_string(s));
+	free(s);
+	json_object_set_new(doc, "exit_status", json_integer(status));
+	{
+		json_t *how = json_pack("{s:I}", "iterations", (json_int_t)o->iterations);
+		if (o->parser)
+			json_object_set_new(how, "format", json_string(o->parser));
+		if (o->profile)
+			json_object_set_new(how, "profile", json_true());
+		if (o->lock_contention)
+			json_object_set_new(how, "lock_contention", json_true());
+		if (json_object_size(o->meta.variant))
+			json_object_set(how, "variant", o->meta.variant);
+		json_object_set_new(doc, "collector", how);
+	}
+	s = rundoc_utf8_tail(buf_str(&tail), tail.len, RUNDOC_OUTPUT_TAIL_MAX);
+	json_object_set_new(doc, "output_tail", json_string(s));
+	free(s);
+	buf_release(&output);
+	buf_release(&tail);
+	if (!json_object_size(metrics)) {
+		err_msg("no metrics at all: nothing to deliver");
+		json_decref(doc);
+		*st_out = status ? status : EXIT_LOST;
+		return NULL;
+	}
+	*st_out = status;
+	return doc;
+}
+
+int run_command(const struct collect_config *c, const struct run_opts *o)
+{
+	int status, rc;
+	json_t *doc = run_measure(c, o, &status);
+
+	if (!doc)
+		return status;
+	rc = finish(c, o, doc, status);
+	json_decref(doc);
+	return rc;
+}
