@@ -29,7 +29,7 @@ export KPERF_TEST_TMP="$tmp"
 # every kperfd of the tests starts on a copy of one migrated database
 scripts/pg.sh createdb "$tmp/pg" "$pgport" kperf_template
 KPERF_DATABASE_URL="$KPERF_TEST_PG dbname=kperf_template" KPERF_CONFIG=/dev/null \
-	build/kperfd migrate >/dev/null
+	build/kperfd migrate >/dev/null 2>"$tmp/template.log" || { cat "$tmp/template.log" >&2; exit 1; }
 export KPERF_TEST_TEMPLATE=kperf_template
 export KPERF_BIN=build/kperfd KPERF_COLLECT_BIN=build/kperf-collect
 

@@ -2,13 +2,16 @@
  * test_review_api.c - the small things a reviewer's first hour met: an
  * unknown subscription key is named, a subscription without filters warns,
  * an invalidated run says so, a short sha is called short, a tag as git
- * describe names it resolves, and an agent restarted with a smaller
- * catalogue offers only what it lists.
+ * describe names it resolves, an agent restarted with a smaller
+ * catalogue offers only what it lists, and the mglru focus (one rule for
+ * the regressions list and subscriptions) keeps the KPIs and the reclaim
+ * counters of MGLRU runs.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests/integration/harness.h"
 
@@ -128,4 +131,96 @@ Test(review_api, refs_invalid_runs_and_offers)
 		cr_expect_str_eq(str(json_array_get(tests, 0), "suite"), "fio");
 	}
 	json_decref(j);
+}
+
+/* Three runs a side on machine m (knobs: its variant), every metric up by
+ * half on the patch. */
+static void post_focus_runs(const char *m, const char *knobs)
+{
+	static const char *const metrics[] = {"ycsb.total_throughput_ops/s", "proc-vmstat.pgscan_kswapd",
+					      "proc-vmstat.pgfault", "meminfo.Cached"};
+	char body[2048];
+
+	for (int i = 0; i < 6; i++) {
+		int patch = i >= 3;
+		size_t n;
+		n = (size_t)snprintf(body, sizeof(body),
+				     "{\"run_id\":\"%s-%d\",\"machine\":{\"name\":\"%s\"},\"kernel\":"
+				     "{\"commit\":\"%s\"},\"variant\":%s,\"test\":{\"suite\":\"ycsb\"},"
+				     "\"metrics\":{",
+				     m, i, m,
+				     patch ? "fb0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c02"
+					   : "fb0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c01",
+				     knobs);
+		for (size_t k = 0; k < 4; k++) {
+			double v = (patch ? 1500.0 : 1000.0) * (double)(k + 1);
+			n += (size_t)snprintf(body + n, sizeof(body) - n, "%s\"%s\":[%g,%g,%g]",
+					      k ? "," : "", metrics[k], v, v + 1 + i % 3, v - 1);
+		}
+		snprintf(body + n, sizeof(body) - n, "}}");
+		cr_assert_eq(harness_call(&K, "POST", "/api/v1/runs", TOKEN_COLLECTOR, body, NULL), 201,
+			     "%s", body);
+	}
+}
+
+Test(review_api, focus_mglru_keeps_kpis_and_reclaim_counters)
+{
+	json_t *j, *it;
+	size_t i;
+	int kpi = 0, pgscan = 0;
+	double end;
+
+	cr_assert_eq(harness_call(&K, "POST", "/api/v1/commits", TOKEN_COLLECTOR,
+				  "[{\"sha\":\"fb0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c01\"},"
+				  "{\"sha\":\"fb0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c02\",\"parent\":"
+				  "\"fb0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c01\"}]",
+				  NULL),
+		     201);
+	post_focus_runs("fm-on", "{\"lru_gen\":\"on\"}");
+	post_focus_runs("fm-off", "{}");
+	end = harness_now() + 60;
+	while ((harness_count(&K, "SELECT count(*) FROM decision_queue") > 0 ||
+		harness_count(&K, "SELECT count(*) FROM decision d JOIN machine m ON m.id = d.machine_id"
+				  " WHERE m.name LIKE 'fm-%'") < 8) &&
+	       harness_now() < end)
+		usleep(50000);
+	cr_assert_eq(harness_count(&K, "SELECT count(*) FROM decision d JOIN machine m ON"
+				       " m.id = d.machine_id WHERE m.name LIKE 'fm-%'"),
+		     8, "4 metrics x 2 machines decided within 60 s");
+
+	j = harness_get_json(&K, "/api/v1/regressions?focus=mglru&machine=fm-on&verdict=regression,"
+				 "improvement,changed,noise&role=kpi,event,info,monitor", 200);
+	json_array_foreach(json_object_get(j, "items"), i, it) {
+		const char *m = str(it, "metric");
+		kpi += !strcmp(m, "ycsb.total_throughput_ops/s");
+		pgscan += !strcmp(m, "proc-vmstat.pgscan_kswapd");
+		cr_expect(!strcmp(m, "ycsb.total_throughput_ops/s") ||
+				  !strcmp(m, "proc-vmstat.pgscan_kswapd"),
+			  "%s is not of the mglru focus", m);
+	}
+	cr_expect_eq(kpi, 1);
+	cr_expect_eq(pgscan, 1);
+	json_decref(j);
+	j = harness_get_json(&K, "/api/v1/regressions?focus=mglru&machine=fm-off&verdict=regression,"
+				 "improvement,changed,noise&role=kpi,event,info,monitor", 200);
+	cr_expect_eq(json_array_size(json_object_get(j, "items")), 0, "runs without lru_gen");
+	json_decref(j);
+
+	/* subscriptions take the same rule */
+	cr_assert_eq(harness_call(&K, "POST", "/api/v1/subscriptions", TOKEN_ADMIN,
+				  "{\"email\":\"mglru@example.org\",\"focus\":\"mglru\"}", NULL),
+		     201);
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM decision_facts f, subscription s"
+				       " WHERE s.email = 'mglru@example.org' AND f.machine = 'fm-on'"
+				       " AND subscription_matches(s, jsonb_populate_record(f,"
+				       " jsonb_build_object('verdict', 'regression')))"
+				       " AND f.metric IN ('ycsb.total_throughput_ops/s',"
+				       " 'proc-vmstat.pgscan_kswapd')"),
+		     2);
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM decision_facts f, subscription s"
+				       " WHERE s.email = 'mglru@example.org' AND subscription_matches(s,"
+				       " jsonb_populate_record(f, jsonb_build_object('verdict', 'regression')))"
+				       " AND (f.machine = 'fm-off' OR f.metric IN ('proc-vmstat.pgfault',"
+				       " 'meminfo.Cached'))"),
+		     0, "not a reclaim counter, or not an MGLRU run");
 }
