@@ -178,6 +178,7 @@ static void put_row(struct buf *b, const struct compare_req *q, const struct cmp
 {
 	const struct cmp_key *k = row->key;
 	const char *why;
+	int rank;
 
 	buf_puts(b, "{\"machine\":");
 	jsonw_str(b, k->machine);
@@ -219,9 +220,9 @@ static void put_row(struct buf *b, const struct compare_req *q, const struct cmp
 	}
 	buf_printf(b, ",\"lkp_changed\":%s,\"verdict\":\"%s\",\"role\":\"%s\"",
 		   row->lkp_changed ? "true" : "false", verdict_name(row->verdict),
-		   metric_role_name(metric_role(k->metric, k->suite)));
-	if (metric_kpi_rank(k->metric, k->suite) >= 0)
-		buf_printf(b, ",\"kpi_rank\":%d", metric_kpi_rank(k->metric, k->suite));
+		   metric_role_name(metric_role_rank(k->metric, k->suite, &rank)));
+	if (rank >= 0)
+		buf_printf(b, ",\"kpi_rank\":%d", rank);
 	if ((why = compare_cmd_not_judged(q, k->suite, row->target))) {
 		buf_puts(b, ",\"judged\":false,\"not_judged\":");
 		jsonw_str(b, why);

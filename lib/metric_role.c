@@ -158,10 +158,18 @@ int metric_kpi_rank(const char *metric, const char *suite)
 
 enum metric_role metric_role(const char *metric, const char *suite)
 {
+	return metric_role_rank(metric, suite, NULL);
+}
+
+enum metric_role metric_role_rank(const char *metric, const char *suite, int *rank)
+{
 	char program[64];
 	const char *key = program_of(metric, program, sizeof(program));
+	int r = metric_kpi_rank(metric, suite);
 
-	if (metric_kpi_rank(metric, suite) >= 0)
+	if (rank)
+		*rank = r;
+	if (r >= 0)
 		return ROLE_KPI;
 	/* the counters collected around each iteration: events next to the
 	 * KPI (kperf-collect posts their deltas), gauges and sizes monitors */

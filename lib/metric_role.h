@@ -38,6 +38,9 @@ int vmstat_is_event(const char *key);
 /* 1 when a memory.stat key counts events (cgroup v1 "total_" keys too). */
 int memcg_is_event(const char *key);
 
+/* metric_role and, into *rank when not NULL, metric_kpi_rank: one lookup. */
+enum metric_role metric_role_rank(const char *metric, const char *suite, int *rank);
+
 /* "kpi", "event", "info", "monitor" */
 const char *metric_role_name(enum metric_role r);
 

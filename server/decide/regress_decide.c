@@ -26,6 +26,7 @@ static void put_decision(struct buf *b, const struct rd_pair *p, long metric_id,
 			 const struct cmp_row *row, const char *command_differs)
 {
 	enum metric_role role;
+	int rank;
 
 	buf_printf(b, "{\"machine_id\":%ld,\"test_id\":%ld,\"variant_id\":%ld,\"metric_id\":%ld,"
 		      "\"commit_id\":%ld,\"base_commit_id\":%ld,\"base_kind\":\"%s\",",
@@ -50,14 +51,14 @@ static void put_decision(struct buf *b, const struct rd_pair *p, long metric_id,
 	jsonw_number(b, row->welch_ok ? row->welch.ci_lo_pct : NAN);
 	buf_puts(b, ",\"ci_hi_pct\":");
 	jsonw_number(b, row->welch_ok ? row->welch.ci_hi_pct : NAN);
-	role = metric_role(k->metric, k->suite);
+	role = metric_role_rank(k->metric, k->suite, &rank);
 	buf_printf(b,
 		   ",\"test_used\":\"%s\",\"lkp_changed\":%s,\"verdict\":\"%s\",\"kpi\":%s,"
 		   "\"role\":\"%s\",\"kpi_rank\":",
 		   o->test, o->lkp_changed ? "true" : "false", verdict_name(o->verdict),
 		   role == ROLE_KPI ? "true" : "false", metric_role_name(role));
 	if (role == ROLE_KPI)
-		buf_printf(b, "%d", metric_kpi_rank(k->metric, k->suite));
+		buf_printf(b, "%d", rank);
 	else
 		buf_puts(b, "null");
 	buf_puts(b, ",\"command_differs\":");

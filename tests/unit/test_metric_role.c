@@ -97,6 +97,11 @@ Test(metric_role, every_parsers_rows)
 			     metric_role_name(w->role));
 		cr_expect_eq(metric_kpi_rank(w->metric, w->suite), w->rank, "%s rank %d, want %d",
 			     w->metric, metric_kpi_rank(w->metric, w->suite), w->rank);
+		{
+			int rank = -2;
+			cr_expect_eq(metric_role_rank(w->metric, w->suite, &rank), w->role, "%s", w->metric);
+			cr_expect_eq(rank, w->rank, "%s: metric_role_rank's rank", w->metric);
+		}
 	}
 }
 
