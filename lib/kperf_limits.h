@@ -103,4 +103,20 @@
 /* Stack of a connection's thread (handlers recurse at most LIMIT_JSON_DEPTH). */
 #define LIMIT_THREAD_STACK (2 * 1024 * 1024)
 
+/* Mail from a public-inbox archive (lib/mail.c, lib/atom.c). */
+/* Bytes of one mbox (a t.mbox.gz after gunzip): the largest lore threads
+ * (500-patch series with replies) are ~30 MB; twice that, no more. */
+#define LIMIT_MBOX_BYTES (64u * 1024u * 1024u)
+/* Messages in one thread mbox: a 500-patch series with three replies each. */
+#define LIMIT_THREAD_MSGS 2000
+/* Bytes of one message's header block: real ones are 2-10 KiB, DKIM and long
+ * Cc lists included; libmicrohttpd's own header budget is the same 64 KiB. */
+#define LIMIT_MAIL_HEADER_BYTES (64u * 1024u)
+/* Bytes of a Subject after unfolding and decoding: RFC 5322 lines are 998. */
+#define LIMIT_MAIL_SUBJECT 1024
+/* Patches in one series (the K of [PATCH M/K]): stable reviews reach ~300. */
+#define LIMIT_SERIES_PATCHES 500
+/* Entries in one Atom feed: public-inbox pages at 200, new.atom gives 25. */
+#define LIMIT_ATOM_ENTRIES 1000
+
 #endif
