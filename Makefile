@@ -8,7 +8,7 @@ DESTDIR  ?=
 
 CC       ?= gcc
 CXX      ?= g++
-PKGS     := libmicrohttpd libpq jansson gsl zlib libcurl libxxhash
+PKGS     := libmicrohttpd libpq jansson gsl zlib libcurl libxxhash libxml-2.0
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wformat=2 -Wvla -fno-common
 CFLAGS   ?= -O2 -g

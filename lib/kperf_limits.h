@@ -116,6 +116,8 @@
 #define LIMIT_MAIL_SUBJECT 1024
 /* Patches in one series (the K of [PATCH M/K]): stable reviews reach ~300. */
 #define LIMIT_SERIES_PATCHES 500
+/* Bytes of one Atom feed: 200 search hits with their diffs as XHTML. */
+#define LIMIT_ATOM_BYTES (64u * 1024u * 1024u)
 /* Entries in one Atom feed: public-inbox pages at 200, new.atom gives 25. */
 #define LIMIT_ATOM_ENTRIES 1000
 

@@ -5,7 +5,7 @@
 # a real SMTP server (python3-aiosmtpd), clang for the fuzzers, redis-server.
 set -eu
 pkgs="build-essential pkg-config libmicrohttpd-dev libpq-dev libjansson-dev
-libcurl4-openssl-dev libgsl-dev libdouble-conversion-dev libxxhash-dev libcriterion-dev zlib1g-dev postgresql
+libcurl4-openssl-dev libgsl-dev libdouble-conversion-dev libxxhash-dev libcriterion-dev zlib1g-dev libxml2-dev postgresql
 postgresql-client curl ca-certificates git procps"
 command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"
 [ "${1:-}" = test ] && pkgs="$pkgs chromium python3-aiosmtpd clang libclang-rt-14-dev valgrind"
