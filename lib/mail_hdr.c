@@ -335,7 +335,8 @@ size_t mail_hdr_msgids(const char *s, size_t n, size_t max, char ***out)
 			start++;
 		while (end > start && isspace((unsigned char)s[end - 1]))
 			end--;
-		if (end == start)
+		/* a stray '>' in a bare token: not an id */
+		if (end == start || (!bracketed && memchr(s + start, '>', end - start)))
 			continue;
 		if (count == cap) {
 			cap = cap ? cap * 2 : 4;

@@ -21,7 +21,7 @@ FUZZ_WORK    ?= $(FUZZ_DIR)/work
 FUZZ_SAN     := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
                 -fno-omit-frame-pointer
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -g -O1 $(WARN) $(FUZZ_SAN) -MMD -MP \
-                $(shell pkg-config --cflags libpq jansson 2>/dev/null) $(SERVER_INC)
+                $(shell pkg-config --cflags libpq jansson libxml-2.0 2>/dev/null) $(SERVER_INC)
 # lib/dtoa.cc, the one C++ file (the double-conversion wrapper jsonw.c needs).
 FUZZ_CXXFLAGS := -std=c++17 -g -O1 -Wall -Wextra -Werror -Wshadow -Wmissing-declarations \
                  $(FUZZ_SAN) -MMD -MP $(SERVER_INC)
@@ -33,6 +33,7 @@ FUZZ_INGEST_SRC  := lib/ingest_decode.c lib/decode_ctx.c lib/jsonw.c lib/dtoa.cc
                     lib/buf.c
 FUZZ_QUERY_SRC   := api/query.c lib/util.c lib/buf.c
 FUZZ_REF_SRC     := api/ref.c api/query.c lib/util.c lib/buf.c
+FUZZ_MAIL_SRC    := lib/mail.c lib/mail_hdr.c lib/atom.c lib/patch_subject.c lib/util.c lib/buf.c
 FUZZ_COLLECT_SRC := collectors/parse/parse.c $(wildcard collectors/parse/parse_*.c) \
                     collectors/base/cutil.c collectors/parse/metrics.c collectors/parse/rx.c \
                     lib/buf.c lib/util.c
@@ -41,7 +42,7 @@ fuzz_obj = $(patsubst %,$(FUZZ_DIR)/obj/%.o,$(basename $(1)))
 # One harness per parser of collectors/parse/parse.c's table, read from it:
 # the table is the one list of parsers.
 FUZZ_PARSERS := $(shell sed -n 's/^\t{"\([^"]*\)", "[^"]*", parse_.*/\1/p' collectors/parse/parse.c)
-FUZZ_NAMES   := ingest-runs ingest-commits ref query $(addprefix parse-,$(FUZZ_PARSERS))
+FUZZ_NAMES   := ingest-runs ingest-commits ref query mail $(addprefix parse-,$(FUZZ_PARSERS))
 FUZZ_TARGETS ?= $(FUZZ_NAMES)
 FUZZ_BINS    := $(addprefix $(FUZZ_DIR)/,$(FUZZ_NAMES))
 
@@ -57,7 +58,8 @@ fuzz:
 		echo "fuzz: FAILED (crash inputs and logs under $$w/)" >&2; exit 1; \
 	fi
 
-fuzz-build: $(FUZZ_BINS)
+# only the harnesses asked for (all by default)
+fuzz-build: $(addprefix $(FUZZ_DIR)/,$(FUZZ_TARGETS))
 
 fuzz-run: $(addprefix fuzz-run-,$(FUZZ_TARGETS))
 
@@ -90,10 +92,14 @@ $(FUZZ_DIR)/query: $(call fuzz_obj,tests/fuzz/fuzz_query.c $(FUZZ_QUERY_SRC))
 $(FUZZ_DIR)/ref: $(call fuzz_obj,tests/fuzz/fuzz_ref.c $(FUZZ_REF_SRC))
 	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ -lpq -ljansson -lxxhash
 
+$(FUZZ_DIR)/mail: $(call fuzz_obj,tests/fuzz/fuzz_mail.c $(FUZZ_MAIL_SRC))
+	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ $(shell pkg-config --libs libxml-2.0 zlib 2>/dev/null) -lxxhash
+
 $(FUZZ_DIR)/parse-%: $(FUZZ_DIR)/obj/tests/fuzz/parse-%.o $(call fuzz_obj,$(FUZZ_COLLECT_SRC))
 	$(FUZZ_CC) $(FUZZ_LDFLAGS) -o $@ $^ -ljansson -lxxhash -lm
 
 # Keep objects and binaries of the pattern rules; rebuild on header changes.
 .SECONDARY: $(FUZZ_BINS) $(addprefix $(FUZZ_DIR)/obj/tests/fuzz/parse-,$(FUZZ_PARSERS:=.o)) \
-            $(call fuzz_obj,$(sort $(FUZZ_INGEST_SRC) $(FUZZ_REF_SRC) $(FUZZ_COLLECT_SRC)))
+            $(call fuzz_obj,$(sort $(FUZZ_INGEST_SRC) $(FUZZ_REF_SRC) $(FUZZ_MAIL_SRC) \
+                $(FUZZ_COLLECT_SRC)))
 -include $(wildcard $(FUZZ_DIR)/obj/*/*.d $(FUZZ_DIR)/obj/*/*/*.d)

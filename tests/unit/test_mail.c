@@ -364,6 +364,20 @@ Test(mail, folded_and_malformed_headers)
 	mail_msg_free(&m);
 }
 
+/* found by fuzz_mail: a bare Message-ID token with a '>' in it */
+Test(mail, bare_msgid_tokens)
+{
+	struct mail_msg m;
+
+	parse1("Message-ID: \x01lab+result/1@example.org>\n\n", &m);
+	cr_expect_null(m.msgid);
+	mail_msg_free(&m);
+	parse1("Message-ID:  bare@x \nIn-Reply-To: <>\n\n", &m);
+	cr_expect_str_eq(m.msgid, "bare@x");
+	cr_expect_null(m.in_reply_to);
+	mail_msg_free(&m);
+}
+
 Test(mail, reply_loops_are_parsed_as_they_are)
 {
 	struct mail_msg m;
