@@ -52,5 +52,10 @@ void api_job_action(struct request *rq, struct reply *rp);
 void api_bisections_list(struct request *rq, struct reply *rp);
 void api_bisections_post(struct request *rq, struct reply *rp);
 void api_bisection_get(struct request *rq, struct reply *rp);
+void api_inboxes_post(struct request *rq, struct reply *rp);
+void api_inboxes_list(struct request *rq, struct reply *rp);
+void api_plans_post(struct request *rq, struct reply *rp);
+void api_plans_list(struct request *rq, struct reply *rp);
+void api_alert_action(struct request *rq, struct reply *rp);
 
 #endif

@@ -256,14 +256,19 @@ static const char SQL_CLAIM[] =
 	"  AND j.test_id IN (SELECT id FROM offer)"
 	/* $5 false: an agent that cannot switch kernels takes jobs on its own only */
 	"  AND ($5::boolean OR coalesce(c.sha = $3 OR ($3::text IS NULL AND c.release = $4), false))"
+	/* $6 false: an agent without a git tree takes no job whose kernel is a series */
+	"  AND ($6::boolean OR kperf_job_series(j.series_id, j.apply_patches, j.commit_id) IS NULL)"
 	"  ORDER BY coalesce(c.sha = $3 OR ($3::text IS NULL AND c.release = $4), false) DESC,"
 	"  j.priority DESC, j.id LIMIT 1 FOR UPDATE OF j SKIP LOCKED)"
 	" UPDATE job j SET state = 'running', leased_to = m.id, claimed_at = now(),"
 	"  lease_until = now() + make_interval(secs => j.lease_s)"
 	" FROM pick, m WHERE j.id = pick.id"
 	" RETURNING jsonb_build_object('job', jsonb_build_object('id', j.id,"
-	"  'commit', (SELECT sha FROM commits WHERE id = j.commit_id),"
-	"  'release', (SELECT release FROM commits WHERE id = j.commit_id),"
+	"  'commit', CASE WHEN j.series_id IS NULL THEN (SELECT sha FROM commits WHERE id = j.commit_id)"
+	"   ELSE (SELECT c2.sha FROM posted_patch pp JOIN commits c2 ON c2.id = pp.commit_id"
+	"    WHERE pp.series_id = j.series_id AND pp.position = j.apply_patches) END,"
+	"  'release', (SELECT release FROM commits WHERE id = j.commit_id AND j.series_id IS NULL),"
+	"  'series', kperf_job_series(j.series_id, j.apply_patches, j.commit_id),"
 	"  'subject', (SELECT subject FROM commits WHERE id = j.commit_id),"
 	"  'suite', (SELECT suite FROM test WHERE id = j.test_id),"
 	"  'params', (SELECT params FROM test WHERE id = j.test_id),"
@@ -329,7 +334,7 @@ void api_jobs_claim(struct request *rq, struct reply *rp)
 	char *tests = NULL;
 	long wait_s = 0;
 	int64_t deadline;
-	int can_switch = 1;
+	int can_switch = 1, has_tree = 0;
 
 	if (!body)
 		return;
@@ -354,6 +359,13 @@ void api_jobs_claim(struct request *rq, struct reply *rp)
 			goto out;
 		}
 		can_switch = !sw || json_is_true(sw);
+		sw = json_object_get(body, "tree");
+		if (sw && !json_is_boolean(sw)) {
+			reply_error(rp, 400, "invalid", "tree",
+				    "tree must be true (the agent applies series in a git tree) or false");
+			goto out;
+		}
+		has_tree = json_is_true(sw);
 	}
 	running = json_object_get(body, "running");
 	if (running && !json_is_null(running)) {
@@ -383,7 +395,8 @@ void api_jobs_claim(struct request *rq, struct reply *rp)
 	deadline = now_us() + wait_s * INT64_C(1000000);
 	for (int first = 1;; first = 0) {
 		const char *po[2] = {machine, tests};
-		const char *pc[5] = {machine, tests, sha, release, can_switch ? "true" : "false"};
+		const char *pc[6] = {machine, tests, sha, release, can_switch ? "true" : "false",
+				     has_tree ? "true" : "false"};
 		PGconn *c = db_get();
 		PGresult *r;
 
@@ -396,7 +409,7 @@ void api_jobs_claim(struct request *rq, struct reply *rp)
 			goto out;
 		}
 		PQclear(db_exec(c, SQL_REQUEUE, 0, NULL));
-		r = db_exec(c, SQL_CLAIM, 5, pc);
+		r = db_exec(c, SQL_CLAIM, 6, pc);
 		if (!db_ok(r)) {
 			reply_db_error(rp, c, r, "claiming a job");
 			PQclear(r);
@@ -471,7 +484,8 @@ void api_job_action(struct request *rq, struct reply *rp)
 	if (job_id(rq, rp, id, sizeof(id)))
 		return;
 	action = action ? action + 1 : "";
-	if (strcmp(action, "heartbeat") && strcmp(action, "fail") && strcmp(action, "release")) {
+	if (strcmp(action, "heartbeat") && strcmp(action, "fail") && strcmp(action, "release") &&
+	    strcmp(action, "applied")) {
 		reply_error(rp, 404, "not_found", NULL, "no such resource: %s", rq->path);
 		return;
 	}
@@ -490,6 +504,10 @@ void api_job_action(struct request *rq, struct reply *rp)
 	}
 	if (lease_check(c, rq, rp, id, machine))
 		goto out;
+	if (!strcmp(action, "applied")) {
+		jobs_applied(c, rp, id, body);
+		goto out;
+	}
 	if (!strcmp(action, "heartbeat")) {
 		const char *p[1] = {id};
 		r = db_exec(c,
@@ -499,7 +517,14 @@ void api_job_action(struct request *rq, struct reply *rp)
 	} else if (!strcmp(action, "fail")) {
 		char max[8];
 		const char *p[3] = {id, reason, max};
-		snprintf(max, sizeof(max), "%d", JOB_FAILURES_MAX);
+		json_t *final = json_object_get(body, "final");
+		if (final && !json_is_boolean(final)) {
+			reply_error(rp, 400, "invalid", "final",
+				    "final must be true (no machine can do the job) or false");
+			goto out;
+		}
+		/* a job that cannot succeed anywhere (a series that does not apply) ends now */
+		snprintf(max, sizeof(max), "%d", json_is_true(final) ? 1 : JOB_FAILURES_MAX);
 		r = db_exec(c,
 			    "UPDATE job j SET attempts = j.attempts + 1,"
 			    " failures = j.failures || jsonb_build_array(jsonb_build_object("
@@ -521,6 +546,8 @@ void api_job_action(struct request *rq, struct reply *rp)
 		reply_db_error(rp, c, r, "updating the job");
 	else if (!strcmp(PQcmdTuples(r), "0"))
 		reply_error(rp, 409, "conflict", "id", "job %s: the lease was lost", id);
+	else if (!strcmp(action, "fail") && jobs_failed_series(c, id, reason))
+		reply_db_status(rp, 503, "marking the series");
 	else
 		answer_job(rp, c, id, 200);
 out:

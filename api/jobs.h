@@ -6,6 +6,7 @@
 #ifndef KPERF_JOBS_H
 #define KPERF_JOBS_H
 
+#include <jansson.h>
 #include <libpq-fe.h>
 #include <stddef.h>
 
@@ -19,5 +20,12 @@
  * (logged).
  */
 int jobs_count_runs(PGconn *c, const struct store_item *items, size_t n);
+
+struct reply;
+/* POST /api/v1/jobs/ID/applied, the lease checked: {"commits": [sha...]},
+ * the commits the lab made from the job's series, patch 1 first; answered. */
+void jobs_applied(PGconn *c, struct reply *rp, const char *id, json_t *body);
+/* A series job failed with reason: "does not apply ..." marks its series. 0 or -1. */
+int jobs_failed_series(PGconn *c, const char *id, const char *reason);
 
 #endif

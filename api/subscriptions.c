@@ -376,8 +376,11 @@ static const char SQL_ALERTS[] =
 	"  'subscriptions', coalesce(a.subscription_ids, ARRAY[a.subscription_id]),"
 	"  'merged_into', a.merged_into, 'commit', c.sha, 'kind', a.kind, 'state', a.state,"
 	"  'due_at', a.due_at, 'attempts', a.attempts, 'last_error', a.last_error,"
-	"  'subject', a.subject, 'message_id', a.message_id, 'sent_at', a.sent_at) AS j"
-	" FROM alert a JOIN subscription s ON s.id = a.subscription_id"
+	"  'subject', a.subject, 'message_id', a.message_id, 'sent_at', a.sent_at)"
+	"  || CASE WHEN a.kind = 'robot' THEN jsonb_build_object('rcpt', a.rcpt, 'in_reply_to',"
+	"   a.in_reply_to, 'plan_target', a.plan_target_id, 'robot_kind', a.robot_kind,"
+	"   'released_at', a.released_at) ELSE '{}' END AS j"
+	" FROM alert a LEFT JOIN subscription s ON s.id = a.subscription_id"
 	" LEFT JOIN commits c ON c.id = a.commit_id WHERE ($1::text IS NULL OR a.state = $1))"
 	" SELECT (SELECT count(*) FROM f), coalesce((SELECT jsonb_agg(j ORDER BY id DESC)"
 	"  FROM (SELECT * FROM f ORDER BY id DESC LIMIT $2 OFFSET $3) p), '[]')";

@@ -26,6 +26,9 @@ struct counters {
 	_Atomic unsigned long db_unavailable;
 	_Atomic unsigned long compare_reads_helper;  /* targets read on a helper's connection */
 	_Atomic unsigned long compare_reads_request; /* targets read after the base, on the request's */
+	_Atomic unsigned long inbox_polls;           /* inbox polls that ended, either way */
+	_Atomic unsigned long inbox_poll_failures;
+	_Atomic unsigned long series_found;          /* series versions stored from inboxes */
 };
 
 extern struct counters counters;

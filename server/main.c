@@ -15,6 +15,7 @@
 #include "server/db/db.h"
 #include "server/http/http.h"
 #include "server/mail/mailer.h"
+#include "server/robot/robot.h"
 #include "server/db/migrate.h"
 #include "server/decide/roles.h"
 #include "server/reads/readcache.h"
@@ -181,6 +182,11 @@ static int serve(void)
 		if (cfg.worker && mailer_start(&a, &s))
 			die("cannot start the mailer");
 	}
+	{
+		struct report_config r = {cfg.mail_from, cfg.public_url};
+		if (cfg.worker && robot_start(&r))
+			die("cannot start the robot");
+	}
 	if (cfg.port_file) {
 		char tmp[4096];
 		FILE *f;
@@ -198,6 +204,7 @@ static int serve(void)
 	}
 	log_info("%s received, stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
 	http_stop();
+	robot_stop();
 	mailer_stop();
 	regress_stop();
 	static_unload();

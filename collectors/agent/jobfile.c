@@ -63,6 +63,55 @@ static int bad(struct job *j, char *err, size_t errsz, const char *msg)
 	return -1;
 }
 
+static int printable(const char *s, size_t max)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	if (!n || n > max)
+		return 0;
+	for (; *s; s++)
+		if ((unsigned char)*s <= ' ' || (unsigned char)*s == 0x7f)
+			return 0;
+	return 1;
+}
+
+/* job.series, when present: 0 (s filled or absent), -1 with err. */
+static int series_parse(json_t *v, struct job_series *s, char *err, size_t errsz)
+{
+	const char *inbox, *msgid, *base, *name;
+	long patches, version;
+
+	memset(s, 0, sizeof(*s));
+	if (!v || json_is_null(v))
+		return 0;
+	inbox = json_string_value(json_object_get(v, "inbox"));
+	msgid = json_string_value(json_object_get(v, "message_id"));
+	base = json_string_value(json_object_get(v, "base"));
+	name = json_string_value(json_object_get(v, "name"));
+	if (!json_is_object(v) || !printable(inbox, sizeof(s->inbox) - 1) ||
+	    (strncmp(inbox, "http://", 7) && strncmp(inbox, "https://", 8)))
+		return snprintf(err, errsz, "job.series.inbox: expected an http(s) URL"), -1;
+	if (!printable(msgid, sizeof(s->message_id) - 1) || strchr(msgid, '<') ||
+	    strchr(msgid, '>') || *msgid == '-')
+		return snprintf(err, errsz, "job.series.message_id: expected a Message-ID"), -1;
+	if (!base || !kswitch_hex40(base))
+		return snprintf(err, errsz, "job.series.base: expected 40 hex digits"), -1;
+	if (!name || !*name || strlen(name) >= sizeof(s->name))
+		return snprintf(err, errsz, "job.series.name: expected the series' name"), -1;
+	if (job_int(json_object_get(v, "patches"), 1, 500, &patches) ||
+	    job_int(json_object_get(v, "version"), 1, 1000, &version))
+		return snprintf(err, errsz, "job.series.patches, version: expected whole numbers"), -1;
+	s->present = 1;
+	snprintf(s->inbox, sizeof(s->inbox), "%s", inbox);
+	snprintf(s->message_id, sizeof(s->message_id), "%s", msgid);
+	for (int i = 0; i < 40; i++)
+		s->base[i] = (char)(base[i] | 0x20);
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	s->patches = patches;
+	s->version = version;
+	return 0;
+}
+
 int job_parse(json_t *o, struct job *j, char *err, size_t errsz)
 {
 	json_t *v;
@@ -88,7 +137,11 @@ int job_parse(json_t *o, struct job *j, char *err, size_t errsz)
 				   "job.release: expected 1-128 printable characters or null");
 		snprintf(j->release, sizeof(j->release), "%s", json_string_value(v));
 	}
-	if (!j->commit[0] && !j->release[0])
+	if (series_parse(json_object_get(o, "series"), &j->series, err, errsz)) {
+		job_release(j);
+		return -1;
+	}
+	if (!j->commit[0] && !j->release[0] && !j->series.present)
 		return bad(j, err, errsz, "job.commit: neither a commit nor a release is given");
 	s = json_string_value(json_object_get(o, "suite"));
 	if (!s || !*s || strlen(s) > CATALOGUE_NAME_MAX ||

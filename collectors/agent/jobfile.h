@@ -21,6 +21,17 @@ enum job_phase {
 };
 const char *job_phase_name(enum job_phase ph);
 
+/* A job whose kernel is a posted series: its first `patches` patches on
+ * `base`, from the thread of message_id in the inbox at `inbox`. */
+struct job_series {
+	int present;
+	char inbox[1024];
+	char message_id[1000];
+	char base[41];
+	char name[1024];
+	long patches, version;
+};
+
 struct job {
 	long id;
 	char commit[41];                      /* lower case; "" when the commit has no sha */
@@ -30,6 +41,7 @@ struct job {
 	long runs;                /* runs still wanted (0-100) */
 	long lease_s;             /* 2-86400, 1800 when not given */
 	json_t *json;             /* the object as received, for the state file */
+	struct job_series series; /* present: the kernel is that series on its base */
 };
 
 /*

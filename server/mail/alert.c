@@ -87,7 +87,8 @@ static const char SQL_CLAIM[] =
 	" s.email, a.rcpt, a.message,"
 	" to_char(a.due_at - interval '1 day', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
 	" lower(s.email), a.due_at"
-	" FROM alert a JOIN subscription s ON s.id = a.subscription_id"
+	/* the robot's replies have no subscription: rendered when queued */
+	" FROM alert a LEFT JOIN subscription s ON s.id = a.subscription_id"
 	" WHERE ((a.state = 'pending' AND a.due_at <= now() AND a.next_attempt_at <= now()"
 	/* a commit with a decision waiting for its confirmation runs waits too */
 	"   AND NOT EXISTS (SELECT 1 FROM decision w WHERE w.commit_id = a.commit_id"
@@ -251,7 +252,7 @@ static double num(PGresult *r, int row, int col)
 }
 
 /* The host part of the public URL, for Message-IDs. */
-static void url_host(const char *url, char *host, size_t cap)
+void alert_url_host(const char *url, char *host, size_t cap)
 {
 	const char *p = url ? strstr(url, "://") : NULL;
 	size_t n;
@@ -294,7 +295,7 @@ static void lkp_table(PGconn *c, PGresult *items, PGresult *mach, struct buf *ou
 	cmp_set_release(&set);
 }
 
-static void rfc5322_date(char *out, size_t cap)
+void alert_date(char *out, size_t cap)
 {
 	static const char *const days[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
 	static const char *const months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
@@ -419,9 +420,9 @@ static int render(PGconn *c, const struct alert_config *cfg, PGresult *claim,
 		it[i].target_runs = strtol(PQgetvalue(items, i, 30), NULL, 10);
 	}
 	served_subscriptions(items, &subs);
-	url_host(cfg->public_url, host, sizeof(host));
+	alert_url_host(cfg->public_url, host, sizeof(host));
 	snprintf(msgid, sizeof(msgid), "<kperf.alert.%s.%ld@%s>", id, (long)time(NULL), host);
-	rfc5322_date(date, sizeof(date));
+	alert_date(date, sizeof(date));
 	f.to = PQgetvalue(claim, 0, 6);
 	f.from = cfg->from;
 	f.public_url = cfg->public_url;

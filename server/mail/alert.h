@@ -48,4 +48,9 @@ int alert_mark_sent(PGconn *c, const char *id);
 int alert_mark_failed(PGconn *c, const struct alert_config *cfg, const struct alert_claimed *a,
 		      const char *error);
 
+/* Now as an RFC 5322 date ("Wed, 02 Dec 2026 05:48:08 +0000"). */
+void alert_date(char *out, size_t cap);
+/* The host part of url (kperf.localdomain when none), for Message-IDs. */
+void alert_url_host(const char *url, char *host, size_t cap);
+
 #endif

@@ -282,7 +282,7 @@ static void body_digest(const struct alert_facts *f, struct buf *b)
  * ALERT_COLUMNS at blanks (continuations indented), except between
  * NOWRAP_ON and NOWRAP_OFF and words that cannot be broken (URLs).
  */
-static void wrap_crlf(const char *text, struct buf *out)
+void alert_wrap_crlf(const char *text, struct buf *out)
 {
 	int nowrap = 0;
 
@@ -324,7 +324,7 @@ static void wrap_crlf(const char *text, struct buf *out)
 }
 
 /* RFC 2047 for a non-ASCII header value. */
-static void header_text(struct buf *b, const char *s)
+void alert_header_text(struct buf *b, const char *s)
 {
 	static const char b64[] =
 		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -370,7 +370,7 @@ void alert_message(const struct alert_facts *f, struct buf *out)
 		buf_printf(&body, "Unsubscribe:\n%s\n", f->unsubscribe_url);
 
 	buf_printf(out, "From: kperf <%s>\r\nTo: %s\r\nSubject: ", f->from, f->to);
-	header_text(out, buf_str(&subject));
+	alert_header_text(out, buf_str(&subject));
 	buf_printf(out, "\r\nDate: %s\r\nMessage-ID: %s\r\n", f->date, f->message_id);
 	if (f->in_reply_to)
 		buf_printf(out, "In-Reply-To: %s\r\nReferences: %s\r\n", f->in_reply_to,
@@ -383,7 +383,7 @@ void alert_message(const struct alert_facts *f, struct buf *out)
 		buf_printf(out, "X-Kperf-Commit: %s\r\n", f->sha);
 	buf_puts(out, "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n"
 		      "Content-Transfer-Encoding: 8bit\r\n\r\n");
-	wrap_crlf(buf_str(&body), out);
+	alert_wrap_crlf(buf_str(&body), out);
 	buf_release(&subject);
 	buf_release(&body);
 }

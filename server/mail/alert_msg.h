@@ -52,6 +52,12 @@ void alert_subject(const struct alert_facts *f, struct buf *out);
 /* The whole message (headers and body, CRLF line ends) into out. */
 void alert_message(const struct alert_facts *f, struct buf *out);
 
+/* Text as CRLF lines wrapped at ALERT_COLUMNS (continuations indented;
+ * NOWRAP_ON .. NOWRAP_OFF kept whole), into out. */
+void alert_wrap_crlf(const char *text, struct buf *out);
+/* A header value, RFC 2047-encoded when it is not ASCII, into b. */
+void alert_header_text(struct buf *b, const char *s);
+
 /* "-11.5%" / "+0.8" (absolute rows) for an item. */
 void alert_change(const struct alert_item *it, char *buf, size_t cap);
 

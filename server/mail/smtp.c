@@ -66,8 +66,20 @@ int smtp_send(const struct smtp_server *s, const char *from, const char *to, con
 		snprintf(err, errlen, "libcurl could not start");
 		return -1;
 	}
-	snprintf(addr, sizeof(addr), "<%s>", to);
-	rcpt = curl_slist_append(rcpt, addr);
+	for (const char *t = to; *t;) { /* "a@x, b@y": one RCPT TO each */
+		size_t n = strcspn(t, ",");
+		while (n && (*t == ' ' || *t == '\t'))
+			t++, n--;
+		while (n && (t[n - 1] == ' ' || t[n - 1] == '\t'))
+			n--;
+		if (n) {
+			snprintf(addr, sizeof(addr), "<%.*s>", (int)n, t);
+			rcpt = curl_slist_append(rcpt, addr);
+		}
+		t += strcspn(t, ",");
+		if (*t == ',')
+			t++;
+	}
 	snprintf(addr, sizeof(addr), "<%s>", from);
 	curl_easy_setopt(h, CURLOPT_URL, s->url);
 	curl_easy_setopt(h, CURLOPT_MAIL_FROM, addr);

@@ -15,7 +15,8 @@ struct smtp_server {
 };
 
 /*
- * Send msg (a whole RFC 5322 message with CRLF line ends) from `from` to `to`.
+ * Send msg (a whole RFC 5322 message with CRLF line ends) from `from` to `to`
+ * (one address, or several separated by commas).
  * Returns 0 once the server accepted it, or -1 with the server's reply or
  * libcurl's reason in err.
  */

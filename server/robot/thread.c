@@ -1,0 +1,123 @@
+/*
+ * thread.c - a posted series out of its thread's messages (see thread.h).
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/util.h"
+#include "server/robot/thread.h"
+
+int thread_is_head(const char *subject, int is_reply)
+{
+	struct patch_subject ps;
+
+	if (patch_subject_parse(subject, &ps) || !ps.is_patch || ps.bad)
+		return 0;
+	if (ps.is_reply)
+		return 0;
+	if (ps.total == 0)
+		return !is_reply || ps.version > 1;
+	if (ps.pos == 0)
+		return 1;
+	return ps.pos == 1 && !is_reply;
+}
+
+static int replies_to(const struct mail_msg *m, const char *msgid)
+{
+	if (m->in_reply_to && !strcmp(m->in_reply_to, msgid))
+		return 1;
+	for (size_t i = 0; i < m->nrefs; i++)
+		if (!strcmp(m->refs[i], msgid))
+			return 1;
+	return 0;
+}
+
+static const struct mail_msg *find(const struct mail_msg *msgs, size_t n, const char *msgid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (msgs[i].msgid && !strcmp(msgs[i].msgid, msgid))
+			return &msgs[i];
+	return NULL;
+}
+
+int thread_series(const struct mail_msg *msgs, size_t n, const char *head_msgid,
+		  struct thread_series *out, char *why, size_t whylen)
+{
+	const struct mail_msg *head = find(msgs, n, head_msgid);
+	int missing = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!head)
+		return snprintf(why, whylen, "the thread does not hold <%s>", head_msgid), 0;
+	if (head->x_kperf)
+		return snprintf(why, whylen, "a report of kperf's own"), -1;
+	if (patch_subject_parse(head->subject ? head->subject : "", &out->subj) ||
+	    !out->subj.is_patch || out->subj.bad)
+		return snprintf(why, whylen, "\"%.200s\" is not a [PATCH] subject",
+				head->subject ? head->subject : ""),
+		       -1;
+	if (!thread_is_head(head->subject, head->in_reply_to != NULL))
+		return snprintf(why, whylen, "\"%.200s\" does not start a series", head->subject), -1;
+	out->head = head;
+	out->has_cover = out->subj.pos == 0 && out->subj.total > 0;
+	out->total = out->subj.total ? out->subj.total : 1;
+	if (out->total > LIMIT_SERIES_PATCHES)
+		return snprintf(why, whylen, "%d patches: more than %d", out->total,
+				LIMIT_SERIES_PATCHES),
+		       -1;
+	out->patches = xcalloc((size_t)out->total, sizeof(*out->patches));
+	if (!out->has_cover)
+		out->patches[0] = head;
+	for (size_t i = 0; i < n; i++) {
+		const struct mail_msg *m = &msgs[i];
+		struct patch_subject ps;
+		if (m == head || !m->subject || m->x_kperf || !m->has_diff ||
+		    !replies_to(m, head_msgid))
+			continue;
+		if (patch_subject_parse(m->subject, &ps) || !ps.is_patch || ps.bad || ps.is_reply)
+			continue;
+		if (ps.version != out->subj.version || ps.total != out->subj.total || ps.pos < 1 ||
+		    ps.pos > out->total || out->patches[ps.pos - 1])
+			continue;
+		out->patches[ps.pos - 1] = m;
+	}
+	for (int i = 0; i < out->total; i++)
+		if (!out->patches[i] || !out->patches[i]->has_diff)
+			missing++;
+	if (missing) {
+		snprintf(why, whylen, "%d of %d patches not in the thread yet", missing, out->total);
+		thread_series_release(out);
+		return 0;
+	}
+	out->base = head->base_commit ? head->base_commit : out->patches[0]->base_commit;
+	out->change_id = head->change_id ? head->change_id : out->patches[0]->change_id;
+	if (head->nprereq) {
+		out->prereq = head->prereq;
+		out->nprereq = head->nprereq;
+	} else {
+		out->prereq = out->patches[0]->prereq;
+		out->nprereq = out->patches[0]->nprereq;
+	}
+	return 1;
+}
+
+void thread_series_release(struct thread_series *s)
+{
+	free(s->patches);
+	memset(s, 0, sizeof(*s));
+}
+
+void thread_series_key(const struct thread_series *s, char *out, size_t cap)
+{
+	size_t i;
+
+	if (s->change_id)
+		snprintf(out, cap, "change-id:%s", s->change_id);
+	else
+		snprintf(out, cap, "%s <%s>", s->subj.stem,
+			 s->head->from_email ? s->head->from_email : "");
+	for (i = 0; out[i]; i++)
+		out[i] = (char)tolower((unsigned char)out[i]);
+}
