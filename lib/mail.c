@@ -263,7 +263,8 @@ static void scan_body(struct mail_msg *m)
 	}
 }
 
-/* The body: CRLF made LF, and in an mboxrd one '>' taken off ">+From ". */
+/* The body: CRLF made LF, NUL made '?', and in an mboxrd one '>' taken off
+ * ">+From ". */
 static char *body_text(const char *p, const char *end, int mboxrd)
 {
 	struct buf b = BUF_INIT;
@@ -281,7 +282,16 @@ static char *body_text(const char *p, const char *end, int mboxrd)
 		}
 		if (e > s && e[-1] == '\r' && le < end)
 			e--;
-		buf_append(&b, s, (size_t)(e - s));
+		/* a NUL would end the C string early: it becomes '?' */
+		while (s < e) {
+			const char *nul = memchr(s, '\0', (size_t)(e - s));
+			const char *stop = nul ? nul : e;
+			buf_append(&b, s, (size_t)(stop - s));
+			if (!nul)
+				break;
+			buf_putc(&b, '?');
+			s = nul + 1;
+		}
 		if (le < end)
 			buf_putc(&b, '\n');
 		p = le < end ? le + 1 : end;

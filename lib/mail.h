@@ -19,7 +19,8 @@ struct mail_msg {
 	char **refs;       /* References msgids in order, without <> */
 	size_t nrefs;
 	char *date;        /* raw Date: value, NULL if missing */
-	char *body;        /* body text (after the blank line), mboxrd ">From " unescaped */
+	char *body;        /* body text (after the blank line), mboxrd ">From " unescaped,
+			    * CRLF made LF, NUL bytes made '?', otherwise bytes as sent */
 	int has_diff;      /* body contains a unified diff ("diff --git " or "--- a/" + "+++ b/" lines) */
 	char **files;      /* files the diff touches (from "diff --git a/X b/X"), deduplicated,
 			    * in order of appearance, at most LIMIT_FILES */

@@ -11,6 +11,9 @@
 #include "lib/buf.h"
 #include "lib/util.h"
 
+/* Bytes of one encoded word at most (RFC 2047 says 75). */
+#define MAIL_HDR_WORD_MAX 1024
+
 static int hexval(int c)
 {
 	if (c >= '0' && c <= '9')
@@ -165,8 +168,10 @@ static size_t encoded_word(struct buf *out, const char *s, size_t n, size_t i)
 	if (q1 + 2 >= n || s[q1] != '?' || s[q1 + 2] != '?' || q1 == cs)
 		return 0;
 	q2 = q1 + 2;
+	/* RFC 2047 caps a word at 75 bytes; a longer cap keeps sloppy mailers
+	 * working and a header of unterminated "=?" starts linear */
 	for (end = q2 + 1; end + 1 < n && !(s[end] == '?' && s[end + 1] == '='); end++)
-		if (s[end] == ' ')
+		if (s[end] == ' ' || end - i > MAIL_HDR_WORD_MAX)
 			return 0;
 	if (end + 1 >= n)
 		return 0;

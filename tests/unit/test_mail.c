@@ -427,6 +427,28 @@ Test(mail, body_lines_diff_and_b4_trailers)
 	mail_msg_free(&m);
 }
 
+Test(mail, nul_bytes_and_long_encoded_words)
+{
+	static const char text[] = "Subject: a\0b\n\nx\0y\nz\n";
+	struct buf b = BUF_INIT;
+	struct mail_msg m;
+	char err[64];
+	size_t i;
+
+	cr_assert_eq(mail_parse_one(text, sizeof(text) - 1, &m, err, sizeof(err)), 0);
+	cr_expect_str_eq(m.subject, "a?b");
+	cr_expect_str_eq(m.body, "x?y\nz\n");
+	mail_msg_free(&m);
+	/* 8,000 unterminated encoded-word starts: copied as text, quickly */
+	buf_puts(&b, "Subject: ");
+	for (i = 0; i < 8000; i++)
+		buf_puts(&b, "x=?a?q?");
+	buf_puts(&b, "\n\n");
+	cr_assert_eq(mail_parse_one(b.data, b.len, &m, err, sizeof(err)), -1);
+	cr_expect_str_eq(err, "subject of 56000 bytes is over the limit of 1024");
+	buf_release(&b);
+}
+
 Test(mail, empty_and_tiny_input)
 {
 	struct mail_msg *v, m;
