@@ -24,7 +24,9 @@ struct atom_entry {
  * entries in document order (NULL when n is 0; free with
  * atom_entries_free). Returns -1 with *out NULL and err set for anything
  * that is not an Atom feed ("not an Atom feed: root element is html", which
- * is what public-inbox's 404 page for a search with no hits gives),
+ * is what public-inbox's 404 page for a search with no hits gives; the root
+ * must be an unprefixed <feed> in the Atom namespace, as public-inbox and
+ * most feeds write it),
  * malformed XML ("malformed XML at line N: ..."), a document with a DTD
  * (entities are never expanded), input over LIMIT_ATOM_BYTES, or more than
  * LIMIT_ATOM_ENTRIES entries. Strings are UTF-8 with control bytes made '?'.

@@ -12,6 +12,7 @@
 #include "lib/atom.h"
 #include "lib/buf.h"
 #include "lib/kperf_limits.h"
+#include "lib/patch_subject.h"
 
 #define COVER "cover.1796190058.git.dev@example.org"
 #define INBOX "http://127.0.0.1:36531/linux-mm/"
@@ -216,4 +217,31 @@ Test(atom, entry_limit)
 	buf_puts(&b, "<entry/></feed>");
 	refused(b.data, b.len, "feed has over 1000 entries");
 	buf_release(&b);
+}
+
+/* What the poller does with a feed: the series heads by public-inbox.md's
+ * rule (a 0/N, a 1/N that replies to nothing, a lone [PATCH]). */
+Test(atom, series_head_from_the_feed_titles)
+{
+	size_t len, n, i, heads = 0;
+	char *text = fixture("new.atom", &len), err[256];
+	struct atom_entry *v;
+
+	cr_assert_eq(atom_parse(text, len, &v, &n, err, sizeof(err)), 0, "%s", err);
+	for (i = 0; i < n; i++) {
+		struct patch_subject ps;
+		cr_assert_eq(patch_subject_parse(v[i].title, &ps), 0);
+		if (!ps.is_patch || ps.is_reply)
+			continue;
+		if (ps.pos == 0 || (ps.pos == 1 && !v[i].is_reply)) {
+			heads++;
+			cr_expect_str_eq(v[i].msgid, COVER);
+			cr_expect_eq(ps.version, 2);
+			cr_expect_eq(ps.total, 3);
+			cr_expect_str_eq(ps.stem, "mm: per-memcg lru_lock");
+		}
+	}
+	cr_expect_eq(heads, 1);
+	atom_entries_free(v, n);
+	free(text);
 }
