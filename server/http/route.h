@@ -1,7 +1,8 @@
 /*
  * route.h - the one static route table: method, path, handler, and what
  * the request needs (a token of which role, a JSON body). The table itself
- * lives in api/routes.c; the server knows api/ only through it.
+ * lives in api/routes.c, the server knows api/ only through it; route_match
+ * (route.c) looks a request up in it.
  */
 #ifndef KPERF_ROUTE_H
 #define KPERF_ROUTE_H
