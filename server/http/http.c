@@ -20,7 +20,6 @@
 #include "server/counters.h"
 #include "server/db/db.h"
 #include "server/http/http.h"
-#include "lib/jsonw.h"
 #include "lib/kperf_limits.h"
 #include "server/reads/readcache.h"
 #include "server/decide/regress.h"
