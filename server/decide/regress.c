@@ -26,6 +26,7 @@
 #include "lib/idmap.h"
 #include "server/db/migrate.h"
 #include "server/decide/regress.h"
+#include "server/decide/regress_claim.h"
 #include "server/decide/regress_decide.h"
 #include "server/decide/regress_load.h"
 #include "lib/util.h"
@@ -688,13 +689,8 @@ static void batch_finish(PGconn *c, struct batch *bt, int ok)
 	arrays_release(u, 6);
 }
 
-/*
- * Claim a batch (SQL_CLAIM) in a transaction of its own, one claim at a time
- * (an advisory lock, across kperfd processes too): two claims at once would
- * pick the same first groups and could split one between them. NULL on an
- * error (logged).
- */
-static PGresult *claim(PGconn *c)
+/* The claim's transaction (regress_claim.h): SQL_CLAIM under kperf.claim. */
+PGresult *regress_claim(PGconn *c)
 {
 	const struct db_stmt st[4] = {
 		{"BEGIN", 0, NULL, 0, NULL, NULL},
@@ -734,7 +730,7 @@ int regress_step(PGconn *c)
 {
 	const struct batch zero = {0};
 	struct batch bt = zero;
-	PGresult *r = claim(c);
+	PGresult *r = regress_claim(c);
 	size_t held = 0;
 	int rc;
 
