@@ -39,7 +39,7 @@
 
 /*
  * The claim, committed on its own (no row lock of the queue is held while
- * deciding: ingest bumps the entries' versions meanwhile; see claim()).
+ * deciding: ingest bumps the entries' versions meanwhile; see regress_claim).
  * cand: the first ready entries, small posts' (bulk false) before a bulk
  * import's, of groups no worker holds; a batch is of small posts' groups
  * alone when there are any. pick: every ready entry of those groups, locked
