@@ -99,7 +99,7 @@ void rl_group_release(struct rl_group *g);
 
 /* What to decide for the claimed entries: each commit and its children with
  * runs against their bases (parent, series base, nearest tested ancestor); see
- * regress_load.c. $1-$4 the entries' commit, machine, test, variant, $5 their
+ * regress_plan.c. $1-$4 the entries' commit, machine, test, variant, $5 their
  * key groups, $6 the ancestor depth. */
 extern const char RL_SQL_PLAN[];
 
