@@ -22,6 +22,7 @@
 #include "lib/kperf_limits.h"
 #include "lib/util.h"
 #include "api/store.h"
+#include "api/store_samples.h"
 
 /* The posted machine as columns, from j (its JSON). */
 #define MACHINE_COLS                                                                       \
@@ -264,7 +265,7 @@ void store_publish(struct strmap *fresh)
 	strmap_release(fresh);
 }
 
-static long metric_id(const struct strmap *fresh, const char *name)
+long store_metric_id(const struct strmap *fresh, const char *name)
 {
 	long id = strmap_get(fresh, name);
 	if (!id) {
@@ -324,7 +325,7 @@ static int resolve_metrics(PGconn *c, struct store_item *items, size_t n, struct
 		if (items[i].result != STORE_CREATED)
 			continue;
 		json_object_foreach(json_object_get(run, "metrics"), name, vals) {
-			if (metric_id(fresh, name) || strmap_get(&asked, name))
+			if (store_metric_id(fresh, name) || strmap_get(&asked, name))
 				continue;
 			strmap_put(&asked, name, 1);
 			nasked++;
@@ -392,8 +393,8 @@ static void copy_line(struct buf *b, const char *head, size_t hl, long mid, size
 }
 
 /* COPY the samples of the created runs: one line per value. */
-static int copy_samples(PGconn *c, struct store_item *items, size_t n, const struct strmap *fresh,
-			PGresult **failed)
+int store_copy_samples(PGconn *c, struct store_item *items, size_t n, const struct strmap *fresh,
+		       PGresult **failed)
 {
 	struct buf b = {0};
 	PGresult *r = PQexec(c, SQL_COPY);
@@ -416,7 +417,7 @@ static int copy_samples(PGconn *c, struct store_item *items, size_t n, const str
 		hl = (size_t)snprintf(head, sizeof(head), "%s\t%ld\t", items[i].at, items[i].id);
 		tl = (size_t)snprintf(tail, sizeof(tail), "\t%ld\n", items[i].key_group);
 		json_object_foreach(json_object_get(items[i].run->json, "metrics"), name, vals) {
-			long mid = metric_id(fresh, name);
+			long mid = store_metric_id(fresh, name);
 			size_t k;
 
 			if (!mid) { /* cannot happen: resolve_metrics found every name */
@@ -540,7 +541,7 @@ static void array_done(struct buf *b, uint32_t n)
  * iterations, values: every double as its own 64 bits, -0 included) into
  * a[0..2], when every metric id is known; else 0 (the run goes the COPY way).
  */
-static int samples_arrays(const struct run_in *run, const struct strmap *fresh, struct buf a[3])
+int store_samples_arrays(const struct run_in *run, const struct strmap *fresh, struct buf a[3])
 {
 	static const uint32_t type[3] = {OID_INT8, OID_INT4, OID_FLOAT8};
 	json_t *vals, *v;
@@ -551,7 +552,7 @@ static int samples_arrays(const struct run_in *run, const struct strmap *fresh, 
 	for (int i = 0; i < 3; i++)
 		array_head(&a[i], type[i]);
 	json_object_foreach(json_object_get(run->json, "metrics"), name, vals) {
-		long mid = metric_id(fresh, name);
+		long mid = store_metric_id(fresh, name);
 		size_t n = json_is_array(vals) ? json_array_size(vals) : 1; /* a scalar: one */
 
 		if (!mid)
@@ -676,7 +677,8 @@ long store_runs(PGconn *c, struct store_item *items, size_t n, struct strmap *fr
 	*failed = NULL;
 	if (n == 1) {
 		struct buf a[3] = {BUF_INIT, BUF_INIT, BUF_INIT};
-		long rc = samples_arrays(items[0].run, fresh, a) ? store_one(c, items, a, failed) : 1;
+		long rc = store_samples_arrays(items[0].run, fresh, a) ? store_one(c, items, a, failed)
+								   : 1;
 		for (int i = 0; i < 3; i++)
 			buf_release(&a[i]);
 		if (rc != 1)
@@ -699,8 +701,8 @@ long store_runs(PGconn *c, struct store_item *items, size_t n, struct strmap *fr
 		PQclear(r);
 		return -1;
 	}
-	if (resolve_metrics(c, items, n, fresh, failed) || copy_samples(c, items, n, fresh, failed) ||
-	    queue_decisions(c, items, n, failed))
+	if (resolve_metrics(c, items, n, fresh, failed) ||
+	    store_copy_samples(c, items, n, fresh, failed) || queue_decisions(c, items, n, failed))
 		return -2;
 	return -1;
 }
