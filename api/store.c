@@ -6,10 +6,8 @@
  * the runs of several requests): one for new metric names, one COPY of all
  * samples and one for the decision queue. A transaction of one run with
  * known metrics writes all of it in the run's statement (RUN_SAMPLES), sent
- * with its COMMIT.
+ * with its COMMIT. store_samples.c encodes the samples for both ways.
  */
-#include <endian.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +16,6 @@
 
 #include "lib/buf.h"
 #include "server/db/db.h"
-#include "lib/jsonw.h"
 #include "lib/kperf_limits.h"
 #include "lib/util.h"
 #include "api/store.h"
