@@ -3,15 +3,13 @@
  * samples (server/reads/compare_load.c), paired by trend key minus the qualified
  * fields, and answer rows as JSON, or the LKP / mmtests / CSV text.
  */
-#include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/compare_cmd.h"
 #include "server/reads/compare_load.h"
-#include "server/counters.h"
+#include "server/reads/compare_sides.h"
 #include "server/db/db.h"
 #include "lib/jsonw.h"
 #include "lib/metric_role.h"
@@ -20,130 +18,24 @@
 #include "api/compare_req.h"
 #include "api/query.h"
 
-/* What a side's runs were, besides the kernel: config, cmdline, knobs, and the
- * machine facts as each run reported them. Each run's document is read (and
- * decompressed) once, its metrics dropped: reading "doc->'kernel'" and
- * "doc->'machine'" apart decompressed it four times, 5.0 ms a side of three
- * runs against 1.7 ms. */
-static const char SQL_ENV[] =
-	"WITH r AS MATERIALIZED (SELECT variant_id, d->'kernel' AS kernel, d->'machine' AS machine"
-	"  FROM (SELECT variant_id, doc - 'metrics' AS d FROM run WHERE id = ANY($1::bigint[])"
-	"  OFFSET 0) x)"
-	" SELECT jsonb_build_object("
-	" 'config', (SELECT coalesce(jsonb_object_agg(k, vals), '{}') FROM (SELECT e.key AS k,"
-	"   jsonb_agg(DISTINCT e.value) AS vals FROM r, jsonb_each(r.kernel->'config') e"
-	"   GROUP BY e.key) x),"
-	" 'cmdline', (SELECT jsonb_build_object('cmdline', coalesce(jsonb_agg(DISTINCT"
-	"   r.kernel->'cmdline') FILTER (WHERE r.kernel ? 'cmdline'), '[]')) FROM r),"
-	" 'variant', (SELECT coalesce(jsonb_object_agg(k, vals), '{}') FROM (SELECT e.key AS k,"
-	"   jsonb_agg(DISTINCT e.value) AS vals FROM r JOIN variant v ON v.id = r.variant_id,"
-	"   jsonb_each(v.knobs) e GROUP BY e.key) x),"
-	" 'machine', (SELECT coalesce(jsonb_object_agg(k, vals), '{}') FROM (SELECT e.key AS k,"
-	"   jsonb_agg(DISTINCT e.value) AS vals FROM r, jsonb_each(r.machine) e"
-	"   GROUP BY e.key) x))::text";
-
-/* Load side into set; 0, or -1 with *failed (logged) and the HTTP status. */
-static int load_side(PGconn *c, struct compare_req *q, struct cmp_set *set, int side,
-		     const char *const *filters, int *status)
-{
-	char *qual = jsonw_dump(q->refs[side].qual, 1);
-	struct cmp_filter f = {q->refs[side].commit_ids, filters[0], qual, filters[1], filters[2],
-			       filters[3], filters[4], filters[5]};
-	PGresult *failed = NULL;
-	int rc = cmp_load_side(c, set, side, &f, &q->runs[side], &q->run_ids[side], &failed);
-
-	if (rc) {
-		*status = db_http_status(c, failed);
-		db_log_error("loading samples", c, failed);
-	}
-	PQclear(failed);
-	free(qual);
-	return rc;
-}
-
-/*
- * The targets, read by a helper thread on a connection of its own into a
- * set of their own while the request's thread reads the base, then merged:
- * reading a side is a statement at a time, so one side alone keeps neither
- * PostgreSQL nor kperfd busy. When the pool has no connection to spare,
- * the helper does nothing and the targets are read after the base.
- */
-struct targets_job {
-	struct compare_req *q;
-	const char *const *filters;
-	struct cmp_set set;
-	int done, status; /* done: read (status 0) or failed (its HTTP status) */
-	int reading;      /* the request reads a standby: so does the helper */
-};
-
-static void *load_targets(void *arg)
-{
-	struct targets_job *j = arg;
-	PGconn *c;
-
-	db_reading(j->reading, NULL);
-	c = db_try_get();
-
-	if (c) {
-		j->done = 1;
-		for (int i = 1; i < j->q->nrefs && !j->status; i++)
-			if (load_side(c, j->q, &j->set, i, j->filters, &j->status) && !j->status)
-				j->status = 500;
-	}
-	db_release();
-	return NULL;
-}
-
-/* Move the target cells of every key of from into q's set. */
-static void merge_targets(struct compare_req *q, struct cmp_set *from)
-{
-	for (size_t i = 0; i < from->nkeys; i++) {
-		struct cmp_key *k = from->keys[i];
-		struct cmp_key *to = cmp_set_key(&q->set, k->machine, k->suite, k->params,
-						 k->variant, k->metric, k->direction);
-		for (int s = 1; s < q->nrefs; s++) {
-			struct cmp_cell empty = to->cell[s];
-			to->cell[s] = k->cell[s];
-			k->cell[s] = empty;
-		}
-	}
-}
-
 /* Load every side into q->set. 0, or -1 after answering an error. */
 static int load_sides(PGconn *c, struct compare_req *q, const char *const *filters,
 		      struct reply *rp)
 {
-	struct targets_job j = {q, filters, {0}, 0, 0, db_reading_now()};
-	pthread_t helper;
-	int helped, status = 0, rc = -1;
+	struct cmp_filter f[COMPARE_SIDES_MAX];
+	char *qual[COMPARE_SIDES_MAX] = {0};
+	int status = 0, rc;
 
-	cmp_set_init(&j.set, (size_t)q->nrefs);
-	helped = pthread_create(&helper, NULL, load_targets, &j) == 0;
-	if (load_side(c, q, &q->set, 0, filters, &status))
-		goto out;
-	if (helped)
-		pthread_join(helper, NULL);
-	helped = 0;
-	if (j.done && j.status) {
-		status = j.status;
-		goto out;
+	for (int i = 0; i < q->nrefs; i++) {
+		qual[i] = jsonw_dump(q->refs[i].qual, 1);
+		f[i] = (struct cmp_filter){q->refs[i].commit_ids, filters[0], qual[i], filters[1],
+					   filters[2], filters[3], filters[4], filters[5]};
 	}
-	if (j.done) {
-		merge_targets(q, &j.set);
-		counters.compare_reads_helper++;
-	} else {
-		for (int i = 1; i < q->nrefs; i++)
-			if (load_side(c, q, &q->set, i, filters, &status))
-				goto out;
-		counters.compare_reads_request++;
-	}
-	rc = 0;
-out:
-	if (helped)
-		pthread_join(helper, NULL);
+	rc = cmp_load_sides(c, &q->set, q->nrefs, f, q->runs, q->run_ids, &status);
 	if (rc)
 		reply_db_status(rp, status ? status : 500, "loading samples");
-	cmp_set_release(&j.set);
+	for (int i = 0; i < q->nrefs; i++)
+		free(qual[i]);
 	return rc;
 }
 
@@ -174,8 +66,9 @@ static void put_summary(struct buf *b, const struct cmp_side *s, size_t runs)
 	buf_putc(b, '}');
 }
 
-static void put_row(struct buf *b, const struct compare_req *q, const struct cmp_row *row)
+static void put_row(struct buf *b, const struct cmp_row *row, const void *arg)
 {
+	const struct compare_req *q = arg;
 	const struct cmp_key *k = row->key;
 	const char *why;
 	int rank;
@@ -230,66 +123,52 @@ static void put_row(struct buf *b, const struct compare_req *q, const struct cmp
 	buf_putc(b, '}');
 }
 
+struct env_out {
+	const struct compare_req *q;
+	struct buf *b;
+	int first;
+};
+
+static void put_env_item(void *arg, const char *kind, const char *key, int target, json_t *base,
+			 json_t *tgt)
+{
+	struct env_out *o = arg;
+	struct buf *b = o->b;
+
+	if (!o->first)
+		buf_putc(b, ',');
+	o->first = 0;
+	buf_puts(b, "{\"kind\":");
+	jsonw_str(b, kind);
+	buf_puts(b, ",\"key\":");
+	jsonw_str(b, key);
+	buf_puts(b, ",\"target_ref\":");
+	jsonw_str(b, o->q->refs[target].text);
+	buf_puts(b, ",\"base\":");
+	jsonw_value(b, base, 1);
+	buf_puts(b, ",\"target\":");
+	jsonw_value(b, tgt, 1);
+	buf_putc(b, '}');
+}
+
 /* environment_diff: every config option, cmdline, knob or machine fact whose
  * values differ between the base's runs and a target's. */
 static int put_env_diff(PGconn *c, const struct compare_req *q, struct buf *b,
 			struct reply *rp)
 {
-	static const char *const kinds[] = {"config", "cmdline", "variant", "machine"};
 	json_t *env[COMPARE_SIDES_MAX] = {0};
-	int first = 1, rc = -1;
+	struct env_out o = {q, b, 1};
+	PGresult *failed = NULL;
+	int rc = -1;
 
-	for (int s = 0; s < q->nrefs; s++) {
-		const char *params[1] = {q->run_ids[s]};
-		PGresult *r = db_exec(c, SQL_ENV, 1, params);
-		if (!db_ok(r) || PQntuples(r) != 1) {
-			reply_db_error(rp, c, r, "reading run environments");
-			PQclear(r);
-			goto out;
-		}
-		env[s] = json_loads(PQgetvalue(r, 0, 0), 0, NULL);
-		PQclear(r);
-		if (!env[s])
-			env[s] = json_object();
+	if (cmp_load_env(c, q->nrefs, q->run_ids, env, &failed)) {
+		reply_db_error(rp, c, failed, "reading run environments");
+		PQclear(failed);
+		goto out;
 	}
 	buf_putc(b, '[');
-	for (int t = 1; t < q->nrefs; t++) {
-		for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-			json_t *bk = json_object_get(env[0], kinds[i]);
-			json_t *tk = json_object_get(env[t], kinds[i]);
-			json_t *keys = json_object();
-			const char *key;
-			json_t *v;
-
-			json_object_foreach(bk, key, v)
-				json_object_set(keys, key, json_true());
-			json_object_foreach(tk, key, v)
-				json_object_set(keys, key, json_true());
-			json_object_foreach(keys, key, v) {
-				json_t *bv = json_object_get(bk, key), *tv = json_object_get(tk, key);
-				json_t *empty = json_array();
-				if (!json_equal(bv ? bv : empty, tv ? tv : empty)) {
-					if (!first)
-						buf_putc(b, ',');
-					first = 0;
-					buf_puts(b, "{\"kind\":");
-					jsonw_str(b, kinds[i]);
-					buf_puts(b, ",\"key\":");
-					jsonw_str(b, key);
-					buf_puts(b, ",\"target_ref\":");
-					jsonw_str(b, q->refs[t].text);
-					buf_puts(b, ",\"base\":");
-					jsonw_value(b, bv ? bv : empty, 1);
-					buf_puts(b, ",\"target\":");
-					jsonw_value(b, tv ? tv : empty, 1);
-					buf_putc(b, '}');
-				}
-				json_decref(empty);
-			}
-			json_decref(keys);
-		}
-	}
-	compare_cmd_env(q, b, &first);
+	cmp_env_diff(env, q->nrefs, put_env_item, &o);
+	compare_cmd_env(q, b, &o.first);
 	buf_putc(b, ']');
 	rc = 0;
 out:
@@ -298,61 +177,9 @@ out:
 	return rc;
 }
 
-/* Rows of keys [from, to), each after a comma but the first. */
-struct rows_job {
-	const struct compare_req *q;
-	size_t from, to;
-	struct buf *out;
-	size_t nrows;
-};
-
-static void *put_rows(void *arg)
+static int row_shown(const struct cmp_row *row, const void *arg)
 {
-	struct rows_job *j = arg;
-
-	for (size_t i = j->from; i < j->to; i++) {
-		for (int t = 1; t < j->q->nrefs; t++) {
-			struct cmp_row row;
-			if (cmp_row_compute(j->q->set.keys[i], t, &row) ||
-			    !compare_row_shown(j->q, &row))
-				continue;
-			if (j->nrows++)
-				buf_putc(j->out, ',');
-			put_row(j->out, j->q, &row);
-		}
-	}
-	return NULL;
-}
-
-/*
- * Many rows are computed and written by two threads, each half of the keys:
- * PostgreSQL has nothing to do meanwhile, and the rows of a 5,000-metric
- * compare take ~25 ms (Welch quantiles, then 3 MB of numbers).
- */
-#define ROWS_SPLIT_MIN 1000
-
-static void put_all_rows(const struct compare_req *q, struct buf *b)
-{
-	struct buf tail = BUF_INIT;
-	struct rows_job j[2] = {{q, 0, q->set.nkeys, b, 0}, {q, 0, 0, &tail, 0}};
-	pthread_t helper;
-	int split = 0;
-
-	if (q->set.nkeys >= ROWS_SPLIT_MIN) {
-		j[0].to = j[1].from = q->set.nkeys / 2;
-		j[1].to = q->set.nkeys;
-		split = pthread_create(&helper, NULL, put_rows, &j[1]) == 0;
-		if (!split)
-			j[0].to = q->set.nkeys;
-	}
-	put_rows(&j[0]);
-	if (split) {
-		pthread_join(helper, NULL);
-		if (j[0].nrows && j[1].nrows)
-			buf_putc(b, ',');
-		buf_append(b, tail.data, tail.len);
-	}
-	buf_release(&tail);
+	return compare_row_shown(arg, row);
 }
 
 static int answer_json(PGconn *c, const struct compare_req *q, struct reply *rp)
@@ -371,7 +198,7 @@ static int answer_json(PGconn *c, const struct compare_req *q, struct reply *rp)
 	if (put_env_diff(c, q, b, rp))
 		return -1;
 	buf_puts(b, ",\"rows\":[");
-	put_all_rows(q, b);
+	cmp_rows_write(&q->set, q->nrefs, row_shown, put_row, q, b);
 	buf_puts(b, "]}");
 	rp->status = 200;
 	rp->content_type = "application/json";
