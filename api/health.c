@@ -93,68 +93,85 @@ void api_healthz(struct request *rq, struct reply *rp)
 	 * looks at "database" */
 }
 
-void api_prometheus(struct request *rq, struct reply *rp)
+/* A metric's "# HELP" and "# TYPE" lines. */
+static void put_head(struct buf *b, const char *name, const char *type, const char *help)
 {
-	struct buf *b = &rp->body;
+	buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
 
-	(void)rq;
-	rp->status = 200;
-	rp->content_type = "text/plain; version=0.0.4";
-	buf_puts(b, "# HELP kperf_http_requests_total HTTP requests answered, by status class.\n"
-		    "# TYPE kperf_http_requests_total counter\n");
+/* A metric of one value, with its HELP and TYPE lines. */
+struct metric_line {
+	const char *name, *type, *help;
+	unsigned long value;
+};
+
+static void put_lines(struct buf *b, const struct metric_line *l, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		put_head(b, l[i].name, l[i].type, l[i].help);
+		buf_printf(b, "%s %lu\n", l[i].name, l[i].value);
+	}
+}
+
+#define NLINES(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Requests by status class, their time, and what ingest stored. */
+static void put_requests(struct buf *b)
+{
+	const struct metric_line ingest[] = {
+		{"kperf_runs_created_total", "counter", "Runs stored.", counters.runs_created},
+		{"kperf_runs_repeated_total", "counter", "Identical re-posts answered 200.",
+		 counters.runs_repeated},
+		{"kperf_samples_created_total", "counter", "Samples stored.",
+		 counters.samples_created},
+		{"kperf_db_unavailable_total", "counter",
+		 "Requests answered 503 for want of the database.", counters.db_unavailable},
+		{"kperf_ingest_commits_total", "counter", "Ingest transactions committed.",
+		 counters.ingest_commits},
+		{"kperf_ingest_grouped_requests_total", "counter",
+		 "Ingest requests committed in a transaction shared with others (group commit).",
+		 counters.ingest_grouped_requests},
+	};
+
+	put_head(b, "kperf_http_requests_total", "counter",
+		 "HTTP requests answered, by status class.");
 	for (int i = 1; i < 6; i++)
 		buf_printf(b, "kperf_http_requests_total{class=\"%dxx\"} %lu\n", i,
 			   (unsigned long)counters.requests_by_class[i]);
-	buf_printf(b,
-		   "# HELP kperf_http_request_seconds_total Time spent answering requests.\n"
-		   "# TYPE kperf_http_request_seconds_total counter\n"
-		   "kperf_http_request_seconds_total %.6f\n"
-		   "# HELP kperf_runs_created_total Runs stored.\n"
-		   "# TYPE kperf_runs_created_total counter\n"
-		   "kperf_runs_created_total %lu\n"
-		   "# HELP kperf_runs_repeated_total Identical re-posts answered 200.\n"
-		   "# TYPE kperf_runs_repeated_total counter\n"
-		   "kperf_runs_repeated_total %lu\n"
-		   "# HELP kperf_samples_created_total Samples stored.\n"
-		   "# TYPE kperf_samples_created_total counter\n"
-		   "kperf_samples_created_total %lu\n"
-		   "# HELP kperf_db_unavailable_total Requests answered 503 for want of the database.\n"
-		   "# TYPE kperf_db_unavailable_total counter\n"
-		   "kperf_db_unavailable_total %lu\n"
-		   "# HELP kperf_ingest_commits_total Ingest transactions committed.\n"
-		   "# TYPE kperf_ingest_commits_total counter\n"
-		   "kperf_ingest_commits_total %lu\n"
-		   "# HELP kperf_ingest_grouped_requests_total Ingest requests committed in a"
-		   " transaction shared with others (group commit).\n"
-		   "# TYPE kperf_ingest_grouped_requests_total counter\n"
-		   "kperf_ingest_grouped_requests_total %lu\n",
-		   (double)counters.request_us_total / 1e6, (unsigned long)counters.runs_created,
-		   (unsigned long)counters.runs_repeated, (unsigned long)counters.samples_created,
-		   (unsigned long)counters.db_unavailable, (unsigned long)counters.ingest_commits,
-		   (unsigned long)counters.ingest_grouped_requests);
+	put_head(b, "kperf_http_request_seconds_total", "counter", "Time spent answering requests.");
+	buf_printf(b, "kperf_http_request_seconds_total %.6f\n",
+		   (double)counters.request_us_total / 1e6);
+	put_lines(b, ingest, NLINES(ingest));
+}
+
+static void put_read_cache(struct buf *b)
+{
+	size_t entries, bytes;
+	unsigned long hits, misses;
+
+	readcache_stats(&entries, &bytes, &hits, &misses);
 	{
-		size_t entries, bytes;
-		unsigned long hits, misses;
-		readcache_stats(&entries, &bytes, &hits, &misses);
-		buf_printf(b,
-			   "# HELP kperf_read_cache_hits_total Trend and compare reads answered"
-			   " from memory (the database unchanged since).\n"
-			   "# TYPE kperf_read_cache_hits_total counter\n"
-			   "kperf_read_cache_hits_total %lu\n"
-			   "# HELP kperf_read_cache_misses_total Trend and compare reads that"
-			   " went to the database.\n"
-			   "# TYPE kperf_read_cache_misses_total counter\n"
-			   "kperf_read_cache_misses_total %lu\n"
-			   "# HELP kperf_read_cache_bytes Bytes of answers the read cache holds.\n"
-			   "# TYPE kperf_read_cache_bytes gauge\n"
-			   "kperf_read_cache_bytes %zu\n"
-			   "# HELP kperf_read_cache_entries Answers the read cache holds.\n"
-			   "# TYPE kperf_read_cache_entries gauge\n"
-			   "kperf_read_cache_entries %zu\n",
-			   hits, misses, bytes, entries);
+		const struct metric_line l[] = {
+			{"kperf_read_cache_hits_total", "counter",
+			 "Trend and compare reads answered from memory (the database unchanged since).",
+			 hits},
+			{"kperf_read_cache_misses_total", "counter",
+			 "Trend and compare reads that went to the database.", misses},
+			{"kperf_read_cache_bytes", "gauge", "Bytes of answers the read cache holds.",
+			 (unsigned long)bytes},
+			{"kperf_read_cache_entries", "gauge", "Answers the read cache holds.",
+			 (unsigned long)entries},
+		};
+		put_lines(b, l, NLINES(l));
 	}
-	buf_puts(b, "# HELP kperf_route_requests_total Requests by route and status class.\n"
-		    "# TYPE kperf_route_requests_total counter\n");
+}
+
+/* Requests by route and class, then the latency histogram. */
+static void put_routes(struct buf *b)
+{
+	unsigned long cum = 0;
+
+	put_head(b, "kperf_route_requests_total", "counter", "Requests by route and status class.");
 	for (int r = 0; routes[r].method && r < COUNTERS_ROUTES; r++)
 		for (int k = 1; k < 6; k++)
 			if (counters.route_requests[r][k])
@@ -163,102 +180,122 @@ void api_prometheus(struct request *rq, struct reply *rp)
 					   "class=\"%dxx\"} %lu\n",
 					   routes[r].method, routes[r].path, k,
 					   (unsigned long)counters.route_requests[r][k]);
-	buf_puts(b, "# HELP kperf_http_request_duration_seconds Request latency.\n"
-		    "# TYPE kperf_http_request_duration_seconds histogram\n");
-	{
-		unsigned long cum = 0;
-		for (int i = 0; i < COUNTERS_BUCKETS; i++) {
-			cum += counters.latency_bucket[i];
-			if (counters_bucket_us[i] < 0)
-				buf_printf(b, "kperf_http_request_duration_seconds_bucket{le=\"+Inf\"} %lu\n",
-					   cum);
-			else
-				buf_printf(b,
-					   "kperf_http_request_duration_seconds_bucket{le=\"%g\"} %lu\n",
-					   counters_bucket_us[i] / 1e6, cum);
-		}
-		buf_printf(b, "kperf_http_request_duration_seconds_sum %.6f\n"
-			      "kperf_http_request_duration_seconds_count %lu\n",
-			   (double)counters.request_us_total / 1e6, cum);
+	put_head(b, "kperf_http_request_duration_seconds", "histogram", "Request latency.");
+	for (int i = 0; i < COUNTERS_BUCKETS; i++) {
+		cum += counters.latency_bucket[i];
+		if (counters_bucket_us[i] < 0)
+			buf_printf(b, "kperf_http_request_duration_seconds_bucket{le=\"+Inf\"} %lu\n",
+				   cum);
+		else
+			buf_printf(b, "kperf_http_request_duration_seconds_bucket{le=\"%g\"} %lu\n",
+				   counters_bucket_us[i] / 1e6, cum);
 	}
+	buf_printf(b, "kperf_http_request_duration_seconds_sum %.6f\n"
+		      "kperf_http_request_duration_seconds_count %lu\n",
+		   (double)counters.request_us_total / 1e6, cum);
+}
+
+/* Decisions, mail, connections and compare reads. */
+static void put_workers(struct buf *b)
+{
+	const struct metric_line work[] = {
+		{"kperf_decisions_total", "counter", "Per-commit decisions made (or redone).",
+		 counters.decisions_made},
+		{"kperf_alerts_sent_total", "counter", "Alert mails accepted by the SMTP server.",
+		 counters.alerts_sent},
+		{"kperf_alerts_failed_total", "counter", "Alert deliveries that failed (retried).",
+		 counters.alerts_failed},
+		{"kperf_db_connects_total", "counter", "Database connections opened (reconnects).",
+		 counters.db_connects},
+	};
+	const struct metric_line passes[] = {
+		{"kperf_decision_passes_total", "counter",
+		 "Key groups decided at one commit by this kperfd (every metric of the group: one"
+		 " pass).",
+		 regress_passes()},
+	};
+
+	put_lines(b, work, NLINES(work));
+	put_head(b, "kperf_compare_target_reads_total", "counter",
+		 "Compares whose targets were read on a helper's connection beside the base, or"
+		 " after it on the request's own.");
 	buf_printf(b,
-		   "# HELP kperf_decisions_total Per-commit decisions made (or redone).\n"
-		   "# TYPE kperf_decisions_total counter\nkperf_decisions_total %lu\n"
-		   "# HELP kperf_alerts_sent_total Alert mails accepted by the SMTP server.\n"
-		   "# TYPE kperf_alerts_sent_total counter\nkperf_alerts_sent_total %lu\n"
-		   "# HELP kperf_alerts_failed_total Alert deliveries that failed (retried).\n"
-		   "# TYPE kperf_alerts_failed_total counter\nkperf_alerts_failed_total %lu\n"
-		   "# HELP kperf_db_connects_total Database connections opened (reconnects).\n"
-		   "# TYPE kperf_db_connects_total counter\nkperf_db_connects_total %lu\n",
-		   (unsigned long)counters.decisions_made, (unsigned long)counters.alerts_sent,
-		   (unsigned long)counters.alerts_failed, (unsigned long)counters.db_connects);
-	buf_printf(b,
-		   "# HELP kperf_compare_target_reads_total Compares whose targets were read on a"
-		   " helper's connection beside the base, or after it on the request's own.\n"
-		   "# TYPE kperf_compare_target_reads_total counter\n"
 		   "kperf_compare_target_reads_total{on=\"helper\"} %lu\n"
 		   "kperf_compare_target_reads_total{on=\"request\"} %lu\n",
 		   (unsigned long)counters.compare_reads_helper,
 		   (unsigned long)counters.compare_reads_request);
-	buf_printf(b,
-		   "# HELP kperf_decision_passes_total Key groups decided at one commit by this"
-		   " kperfd (every metric of the group: one pass).\n"
-		   "# TYPE kperf_decision_passes_total counter\nkperf_decision_passes_total %lu\n",
-		   regress_passes());
-	if (db_has_standby()) {
-		double lag = 0, behind = -1;
-		int ok = standby_lag(&lag, &behind) == 0;
-		buf_printf(b,
-			   "# HELP kperf_standby_up The read standby answers (KPERF_READ_DATABASE_URL).\n"
-			   "# TYPE kperf_standby_up gauge\nkperf_standby_up %d\n"
-			   "# HELP kperf_standby_replay_lag_seconds Since the last transaction the standby"
-			   " replayed, 0 when it has replayed all it received.\n"
-			   "# TYPE kperf_standby_replay_lag_seconds gauge\n"
-			   "kperf_standby_replay_lag_seconds %.3f\n"
-			   "# HELP kperf_standby_fallbacks_total Reads the standby could not answer (down,"
-			   " or behind a client's own write): read from the primary.\n"
-			   "# TYPE kperf_standby_fallbacks_total counter\n"
-			   "kperf_standby_fallbacks_total %lu\n",
-			   ok, ok ? lag : 0.0, (unsigned long)counters.standby_fallbacks);
-		if (ok && behind >= 0)
-			buf_printf(b,
-				   "# HELP kperf_standby_replay_behind_bytes Primary WAL not yet replayed.\n"
-				   "# TYPE kperf_standby_replay_behind_bytes gauge\n"
-				   "kperf_standby_replay_behind_bytes %.0f\n",
-				   behind);
-	}
-	/* queue depths live in the database, shared by every kperfd */
-	{
-		PGconn *c = db_get();
-		PGresult *r = c ? db_exec(c,
-					  "SELECT 'outbox', state, count(*) FROM alert GROUP BY state"
-					  " UNION ALL SELECT 'decisions', 'queued', count(*)"
-					  " FROM decision_queue"
-					  " UNION ALL SELECT 'decision_groups', 'queued', count(*) FROM"
-					  " (SELECT DISTINCT machine_id, test_id, variant_id"
-					  "  FROM decision_queue) g",
-					  0, NULL)
-				: NULL;
-		int n = r && db_ok(r) ? PQntuples(r) : 0;
-		const char *groups = NULL;
+	put_lines(b, passes, NLINES(passes));
+}
 
-		buf_puts(b, "# HELP kperf_queue_depth Outbox messages by state, queued decisions.\n"
-			    "# TYPE kperf_queue_depth gauge\n");
-		for (int i = 0; i < n; i++) {
-			if (!strcmp(PQgetvalue(r, i, 0), "decision_groups"))
-				groups = PQgetvalue(r, i, 2);
-			else
-				buf_printf(b, "kperf_queue_depth{queue=\"%s\",state=\"%s\"} %s\n",
-					   PQgetvalue(r, i, 0), PQgetvalue(r, i, 1),
-					   PQgetvalue(r, i, 2));
-		}
-		if (groups)
-			buf_printf(b,
-				   "# HELP kperf_decision_pending_groups Key groups (machine, test,"
-				   " variant) with decisions waiting to be made, in the database.\n"
-				   "# TYPE kperf_decision_pending_groups gauge\n"
-				   "kperf_decision_pending_groups %s\n",
-				   groups);
-		PQclear(r);
+static void put_standby(struct buf *b)
+{
+	double lag = 0, behind = -1;
+	int ok = standby_lag(&lag, &behind) == 0;
+
+	put_head(b, "kperf_standby_up", "gauge",
+		 "The read standby answers (KPERF_READ_DATABASE_URL).");
+	buf_printf(b, "kperf_standby_up %d\n", ok);
+	put_head(b, "kperf_standby_replay_lag_seconds", "gauge",
+		 "Since the last transaction the standby replayed, 0 when it has replayed all it"
+		 " received.");
+	buf_printf(b, "kperf_standby_replay_lag_seconds %.3f\n", ok ? lag : 0.0);
+	put_head(b, "kperf_standby_fallbacks_total", "counter",
+		 "Reads the standby could not answer (down, or behind a client's own write): read"
+		 " from the primary.");
+	buf_printf(b, "kperf_standby_fallbacks_total %lu\n",
+		   (unsigned long)counters.standby_fallbacks);
+	if (ok && behind >= 0) {
+		put_head(b, "kperf_standby_replay_behind_bytes", "gauge",
+			 "Primary WAL not yet replayed.");
+		buf_printf(b, "kperf_standby_replay_behind_bytes %.0f\n", behind);
 	}
+}
+
+/* Queue depths live in the database, shared by every kperfd. */
+static void put_queues(struct buf *b)
+{
+	PGconn *c = db_get();
+	PGresult *r = c ? db_exec(c,
+				  "SELECT 'outbox', state, count(*) FROM alert GROUP BY state"
+				  " UNION ALL SELECT 'decisions', 'queued', count(*)"
+				  " FROM decision_queue"
+				  " UNION ALL SELECT 'decision_groups', 'queued', count(*) FROM"
+				  " (SELECT DISTINCT machine_id, test_id, variant_id"
+				  "  FROM decision_queue) g",
+				  0, NULL)
+			: NULL;
+	int n = r && db_ok(r) ? PQntuples(r) : 0;
+	const char *groups = NULL;
+
+	put_head(b, "kperf_queue_depth", "gauge", "Outbox messages by state, queued decisions.");
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(PQgetvalue(r, i, 0), "decision_groups"))
+			groups = PQgetvalue(r, i, 2);
+		else
+			buf_printf(b, "kperf_queue_depth{queue=\"%s\",state=\"%s\"} %s\n",
+				   PQgetvalue(r, i, 0), PQgetvalue(r, i, 1), PQgetvalue(r, i, 2));
+	}
+	if (groups) {
+		put_head(b, "kperf_decision_pending_groups", "gauge",
+			 "Key groups (machine, test, variant) with decisions waiting to be made, in"
+			 " the database.");
+		buf_printf(b, "kperf_decision_pending_groups %s\n", groups);
+	}
+	PQclear(r);
+}
+
+void api_prometheus(struct request *rq, struct reply *rp)
+{
+	struct buf *b = &rp->body;
+
+	(void)rq;
+	rp->status = 200;
+	rp->content_type = "text/plain; version=0.0.4";
+	put_requests(b);
+	put_read_cache(b);
+	put_routes(b);
+	put_workers(b);
+	if (db_has_standby())
+		put_standby(b);
+	put_queues(b);
 }
