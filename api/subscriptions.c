@@ -94,10 +94,105 @@ static const char SQL_INSERT[] =
 	" 'min_change_pct', s.min_change_pct, 'verdicts', s.verdicts, 'delivery', s.delivery,"   \
 	" 'created_at', s.created_at, 'unsubscribed_at', s.unsubscribed_at)"
 
+/* files: an array of globs, as given (*files) and as LIKE patterns
+ * (*files_like), both JSON text to free; absent, NULL. 0, or -1 answered. */
+static int read_files(json_t *body, char **files, char **files_like, struct reply *rp)
+{
+	json_t *v = json_object_get(body, "files");
+	size_t i;
+	json_t *f, *likes;
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_array(v) || json_array_size(v) > SUB_FILES_MAX) {
+		reply_error(rp, 400, "invalid", "files",
+			    "files must be an array of at most %d globs", SUB_FILES_MAX);
+		return -1;
+	}
+	likes = json_array();
+	json_array_foreach(v, i, f) {
+		struct buf b = BUF_INIT;
+		if (!json_is_string(f) || !json_string_length(f) || json_string_length(f) > 4096) {
+			char field[32];
+			snprintf(field, sizeof(field), "files[%zu]", i);
+			reply_error(rp, 400, "invalid", field, "a file glob must be a string");
+			json_decref(likes);
+			return -1;
+		}
+		query_glob_like(&b, json_string_value(f));
+		json_array_append_new(likes, json_string(buf_str(&b)));
+		buf_release(&b);
+	}
+	*files = jsonw_dump(v, 0);
+	*files_like = jsonw_dump(likes, 0);
+	json_decref(likes);
+	return 0;
+}
+
+/* verdicts: a non-empty array of verdict names, as JSON text to free into
+ * *vlist; absent, NULL. 0, or -1 answered. */
+static int read_verdicts(json_t *body, char **vlist, struct reply *rp)
+{
+	static const char *const verdicts[] = {"regression", "improvement", "changed", NULL};
+	json_t *v = json_object_get(body, "verdicts"), *x;
+	size_t i;
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_array(v) || !json_array_size(v)) {
+		reply_error(rp, 400, "invalid", "verdicts", "verdicts must be a non-empty array");
+		return -1;
+	}
+	json_array_foreach(v, i, x) {
+		if (!json_is_string(x) || !in_list(json_string_value(x), verdicts)) {
+			char field[32];
+			snprintf(field, sizeof(field), "verdicts[%zu]", i);
+			reply_error(rp, 400, "invalid", field,
+				    "a verdict is regression, improvement or changed");
+			return -1;
+		}
+	}
+	*vlist = jsonw_dump(v, 0);
+	return 0;
+}
+
+/* Store the subscription of SQL_INSERT's 12 params (or find its equal) and
+ * answer it, 201 or 200, with a warning when catch_all (no filter). */
+static void store(PGconn *c, const char *const *params, int catch_all, struct reply *rp)
+{
+	const struct db_stmt st[4] = {{"BEGIN", 0, NULL, 0, NULL, NULL},
+				      {SQL_ADDRESS_LOCK, 1, params, 0, NULL, NULL},
+				      {SQL_INSERT, 12, params, 0, NULL, NULL},
+				      {"COMMIT", 0, NULL, 0, NULL, NULL}};
+	PGresult *r = db_exec_batch(c, 4, st, 2);
+
+	if (!db_ok(r) || PQntuples(r) != 1) {
+		reply_db_error(rp, c, r, "storing the subscription");
+	} else {
+		const char *p1[1] = {PQgetvalue(r, 0, 0)};
+		PGresult *one = db_exec(c, "SELECT " SUB_JSON "::text FROM subscription s WHERE id = $1",
+					1, p1);
+		if (db_ok(one) && PQntuples(one) == 1) {
+			rp->status = strcmp(PQgetvalue(r, 0, 1), "t") ? 200 : 201;
+			rp->content_type = "application/json";
+			buf_puts(&rp->body, PQgetvalue(one, 0, 0));
+			if (catch_all) {
+				rp->body.len--;
+				buf_puts(&rp->body, ",\"warning\":\"no filter: this subscription is a"
+						    " catch-all, mailed every KPI and event change of"
+						    " every machine and suite\"}");
+			}
+		} else {
+			reply_db_error(rp, c, one, "reading the subscription");
+		}
+		PQclear(one);
+	}
+	PQclear(r);
+}
+
 void api_subscriptions_post(struct request *rq, struct reply *rp)
 {
 	static const char *const focuses[] = {"lru_lock", "mglru", NULL};
-	static const char *const verdicts[] = {"regression", "improvement", "changed", NULL};
 	static const char *const deliveries[] = {"immediate", "daily", NULL};
 	static const char *const known[] = {"email",   "focus",	  "series",	    "suite",
 					    "metric",  "machine", "files",	    "min_change_pct",
@@ -110,7 +205,6 @@ void api_subscriptions_post(struct request *rq, struct reply *rp)
 	const char *key, *params[12];
 	char minpct[40];
 	PGconn *c;
-	PGresult *r;
 
 	body = json_loadb(rq->body.data ? rq->body.data : "", rq->body.len,
 			  JSON_REJECT_DUPLICATES, &err);
@@ -161,54 +255,8 @@ void api_subscriptions_post(struct request *rq, struct reply *rp)
 		}
 		snprintf(minpct, sizeof(minpct), "%.17g", json_number_value(v));
 	}
-	v = json_object_get(body, "files");
-	if (v && !json_is_null(v)) {
-		size_t i;
-		json_t *f, *likes = json_array();
-		if (!json_is_array(v) || json_array_size(v) > SUB_FILES_MAX) {
-			reply_error(rp, 400, "invalid", "files",
-				    "files must be an array of at most %d globs", SUB_FILES_MAX);
-			json_decref(likes);
-			goto out;
-		}
-		json_array_foreach(v, i, f) {
-			struct buf b = BUF_INIT;
-			if (!json_is_string(f) || !json_string_length(f) ||
-			    json_string_length(f) > 4096) {
-				char field[32];
-				snprintf(field, sizeof(field), "files[%zu]", i);
-				reply_error(rp, 400, "invalid", field, "a file glob must be a string");
-				json_decref(likes);
-				goto out;
-			}
-			query_glob_like(&b, json_string_value(f));
-			json_array_append_new(likes, json_string(buf_str(&b)));
-			buf_release(&b);
-		}
-		files = jsonw_dump(v, 0);
-		files_like = jsonw_dump(likes, 0);
-		json_decref(likes);
-	}
-	v = json_object_get(body, "verdicts");
-	if (v && !json_is_null(v)) {
-		size_t i;
-		json_t *x;
-		if (!json_is_array(v) || !json_array_size(v)) {
-			reply_error(rp, 400, "invalid", "verdicts",
-				    "verdicts must be a non-empty array");
-			goto out;
-		}
-		json_array_foreach(v, i, x) {
-			if (!json_is_string(x) || !in_list(json_string_value(x), verdicts)) {
-				char field[32];
-				snprintf(field, sizeof(field), "verdicts[%zu]", i);
-				reply_error(rp, 400, "invalid", field,
-					    "a verdict is regression, improvement or changed");
-				goto out;
-			}
-		}
-		vlist = jsonw_dump(v, 0);
-	}
+	if (read_files(body, &files, &files_like, rp) || read_verdicts(body, &vlist, rp))
+		goto out;
 	if (metric)
 		query_glob_like(&like, metric);
 	params[0] = email;
@@ -227,36 +275,8 @@ void api_subscriptions_post(struct request *rq, struct reply *rp)
 		reply_unavailable(rp);
 		goto out;
 	}
-	{
-		const struct db_stmt st[4] = {{"BEGIN", 0, NULL, 0, NULL, NULL},
-					      {SQL_ADDRESS_LOCK, 1, params, 0, NULL, NULL},
-					      {SQL_INSERT, 12, params, 0, NULL, NULL},
-					      {"COMMIT", 0, NULL, 0, NULL, NULL}};
-		r = db_exec_batch(c, 4, st, 2);
-	}
-	if (!db_ok(r) || PQntuples(r) != 1) {
-		reply_db_error(rp, c, r, "storing the subscription");
-	} else {
-		const char *p1[1] = {PQgetvalue(r, 0, 0)};
-		PGresult *one = db_exec(c, "SELECT " SUB_JSON "::text FROM subscription s WHERE id = $1",
-					1, p1);
-		if (db_ok(one) && PQntuples(one) == 1) {
-			rp->status = strcmp(PQgetvalue(r, 0, 1), "t") ? 200 : 201;
-			rp->content_type = "application/json";
-			buf_puts(&rp->body, PQgetvalue(one, 0, 0));
-			if (!focus && !series && !suite && !metric && !machine && !files &&
-			    !minpct[0]) {
-				rp->body.len--;
-				buf_puts(&rp->body, ",\"warning\":\"no filter: this subscription is a"
-						    " catch-all, mailed every KPI and event change of"
-						    " every machine and suite\"}");
-			}
-		} else {
-			reply_db_error(rp, c, one, "reading the subscription");
-		}
-		PQclear(one);
-	}
-	PQclear(r);
+	store(c, params, !focus && !series && !suite && !metric && !machine && !files && !minpct[0],
+	      rp);
 out:
 	json_decref(body);
 	buf_release(&like);
