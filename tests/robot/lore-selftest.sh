@@ -24,6 +24,7 @@ t0=0; tick() { t0=$(ms); }; tock() { echo "TIME $1: $(( $(ms) - t0 )) ms"; }
 run() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what (exit $?)"; finish; fi; }
 
 stopped=0
+# shellcheck disable=SC2317  # called by the EXIT trap
 cleanup() { if [ "$stopped" = 0 ]; then stopped=1; "$LORE" stop "$W" 2>>"$W/selftest.err" || true; fi; }
 finish() {
 	if [ "$stopped" = 0 ]; then stopped=1; "$LORE" stop "$W" 2>>"$W/selftest.err" || bad "lore.sh stop"; fi
@@ -102,7 +103,7 @@ cd "$W/lab"
 tick
 if b4 -n am -C -T -v 2 -P 1-2 -o "$W/am" "$COVER2" >"$W/b4am.log" 2>&1; then ok "b4 am -v 2 -P 1-2"; else bad "b4 am (see $W/b4am.log)"; fi
 tock "b4 am"
-MBX=$(ls "$W"/am/*.mbx 2>/dev/null | head -n 1 || true)
+MBX=$(find "$W/am" -name "*.mbx" | head -n 1)
 check "b4 wrote an .mbx" test -n "$MBX"
 check "b4 used the base-commit" grep -q "base-commit $BASE" "$W/b4am.log"
 git checkout -q -b lab v6.1
@@ -132,6 +133,7 @@ tick; stopped=1
 if "$LORE" stop "$W" 2>>"$W/selftest.err"; then ok "stop"; else bad "stop"; fi
 tock "stop"
 # gone = no /proc entry, or a zombie waiting for pid 1 to reap it (orphans of lore.sh)
+# shellcheck disable=SC2317  # used through check
 gone() { [ ! -e "/proc/$1" ] || [ "$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)" = Z ]; }
 check "httpd $HPID gone" gone "$HPID"
 check "smtp $SPID gone" gone "$SPID"

@@ -53,7 +53,7 @@ need_url() { [ -n "$URL" ] || die "$W/env has no URL: run 'lore.sh init $W PORT'
 
 check_port() { # PORT: a number, and nothing listens on it yet
 	case $1 in ''|*[!0-9]*) die "port '$1' is not a number";; esac
-	[ "$1" -ge 1 ] && [ "$1" -le 65535 ] || die "port $1 out of range"
+	if [ "$1" -lt 1 ] || [ "$1" -gt 65535 ]; then die "port $1 out of range"; fi
 	if ! "$PY" - "$1" <<'EOF'
 import socket, sys
 s = socket.socket()
@@ -77,7 +77,7 @@ alive() {
 
 http_code() { curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$@" || true; }
 
-httpd_pid() { [ -f "$W/httpd.pid" ] && cat "$W/httpd.pid" || true; }
+httpd_pid() { if [ -f "$W/httpd.pid" ]; then cat "$W/httpd.pid"; fi; }
 
 # msgid FILE: the Message-ID (without <>) of a message file (header may be folded)
 msgid() {
@@ -223,7 +223,7 @@ cmd_series() { # W VERSION SLOW_PATCH [FIX]
 	git checkout -q master
 
 	# blurb; link to the previous version when it exists
-	local prev=$((v - 1)) prevcover= blurb
+	local prev=$((v - 1)) prevcover='' blurb
 	blurb="Per-lruvec lru_lock: reclaim takes the lock of the lruvec it works on"$'\n'"instead of the node-wide pgdat->lru_lock."
 	if [ -f "$W/out-v$prev/v$prev-0000-cover-letter.patch" ]; then
 		prevcover=$(msgid "$W/out-v$prev/v$prev-0000-cover-letter.patch")
@@ -254,7 +254,7 @@ cmd_series() { # W VERSION SLOW_PATCH [FIX]
 		sleep 1
 	done
 	c=$out/v$v-0000-cover-letter.patch
-	[ "$(ls "$out"/*.patch | wc -l)" = 4 ] || die "format-patch did not write 4 files into $out"
+	[ "$(find "$out" -name '*.patch' | wc -l)" = 4 ] || die "format-patch did not write 4 files into $out"
 	sed -i 's/\*\*\* SUBJECT HERE \*\*\*/mm: per-memcg lru_lock/' "$c"
 	BLURB=$blurb perl -0pi -e 's/\*\*\* BLURB HERE \*\*\*/$ENV{BLURB}/' "$c"
 	msgid "$c"
@@ -263,12 +263,12 @@ cmd_series() { # W VERSION SLOW_PATCH [FIX]
 cmd_inject() { # W FILE...
 	[ $# -ge 2 ] || usage
 	setup_env "$1"; shift
-	local f em=$HOME/.public-inbox/emergency last= rc
+	local f em=$HOME/.public-inbox/emergency last='' rc
 	for f in "$@"; do
 		[ -f "$f" ] || die "inject: no such file: $f"
 		rc=0
 		{ printf 'Received: from lab-bridge by localhost with local; %s\n' "$(date -R)"
-		  sed '1{/^From [0-9a-f]\{40\} /d}' "$f"; } |
+		  sed '1{/^From /d}' "$f"; } |   # an mbox From_ line ("From sha ..."/"From mboxrd@z ...")
 			ORIGINAL_RECIPIENT=$LIST_ADDR public-inbox-mda || rc=$?
 		[ "$rc" = 0 ] || die "public-inbox-mda exited $rc for $f"
 		if [ -n "$(find "$em" -type f 2>/dev/null)" ]; then
@@ -322,6 +322,7 @@ cmd_smtp() { # W PORT
 
 cmd_stop() { # W
 	[ $# -eq 1 ] || usage
+	[ -d "$1" ] || die "no work dir $1"
 	setup_env "$1"
 	local rc=0
 	stop_pid smtp "$W/smtp.pid" smtp_to_inbox.py || rc=1
