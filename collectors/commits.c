@@ -8,14 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "lib/buf.h"
 #include "collectors/commits.h"
 #include "collectors/run/run.h"
 #include "collectors/base/cutil.h"
 #include "collectors/base/progress.h"
+#include "collectors/base/runcmd.h"
 #include "collectors/deliver/post.h"
 
 /* %x1e starts a commit; sha, parents, subject, author, committer date, body. */
@@ -186,39 +185,19 @@ static int git_log(const struct commits_opts *o, struct buf *out)
 	const char *argv[] = {"git", "-C", o->git_dir, "log", "-z", "--first-parent",
 			      "--name-only", "--no-renames", "--format=" COMMITS_GIT_FORMAT,
 			      o->range, "--", NULL};
-	char chunk[65536];
-	int p[2], st;
-	pid_t pid;
-	ssize_t n;
+	struct runcmd c;
+	int st;
 
-	if (pipe(p))
+	runcmd_init(&c);
+	c.argv = argv;
+	c.out = RUNCMD_OUT_CAPTURE;
+	c.out_buf = out;
+	c.exec_error_prefix = "kperf-collect: ";
+	st = runcmd_run(&c);
+	if (st < 0)
 		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		dup2(p[1], 1);
-		close(p[0]);
-		close(p[1]);
-		execvp("git", (char *const *)argv);
-		fprintf(stderr, "kperf-collect: cannot run git: %s\n", strerror(errno));
-		_exit(127);
-	}
-	close(p[1]);
-	while ((n = read(p[0], chunk, sizeof(chunk))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			break;
-		buf_append(out, chunk, (size_t)n);
-	}
-	close(p[0]);
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	if (exit_status_of(st)) {
-		err_msg("git log %s in %s failed with status %d", o->range, o->git_dir,
-			exit_status_of(st));
+	if (st) {
+		err_msg("git log %s in %s failed with status %d", o->range, o->git_dir, st);
 		return -1;
 	}
 	return 0;

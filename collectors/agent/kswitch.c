@@ -5,19 +5,14 @@
  * keep the agent waiting once the hook itself has exited.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "collectors/agent/catalogue.h"
 #include "lib/buf.h"
 #include "collectors/base/cutil.h"
+#include "collectors/base/runcmd.h"
 #include "collectors/agent/kswitch.h"
 #include "collectors/parse/parse.h"
 #include "collectors/deliver/rundoc.h"
@@ -26,23 +21,12 @@
 #define RUNNING_CMD_TIMEOUT_S 30
 #define RUNNING_OUTPUT_MAX 4096
 
-static double mono(void)
+/* Captured output echoed on stdout. */
+static void echo_output(void *arg, int err, const char *data, size_t n)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void take(struct buf *b, const char *chunk, size_t n, int echo, size_t keep)
-{
-	if (echo)
-		fwrite(chunk, 1, n, stdout);
-	buf_append(b, chunk, n);
-	if (b->len > 2 * keep) {
-		memmove(b->data, b->data + b->len - keep, keep);
-		b->len = keep;
-		b->data[keep] = '\0';
-	}
+	(void)arg;
+	(void)err;
+	fwrite(data, 1, n, stdout);
 }
 
 /*
@@ -56,77 +40,36 @@ static int exec_capture(char **argv, const char *const *extra, int echo, size_t 
 {
 	const char *args[CATALOGUE_WORDS_MAX + 4];
 	struct buf b = BUF_INIT;
-	double t0 = mono();
-	int p[2], st = 0, n = 0, fd;
-	pid_t pid;
+	struct runcmd c;
+	int n = 0, st;
 
 	for (char **w = argv; *w && n < CATALOGUE_WORDS_MAX; w++)
 		args[n++] = *w;
 	for (; extra && *extra; extra++)
 		args[n++] = *extra;
 	args[n] = NULL;
-	*out = xcalloc(1, 1);
-	if (pipe2(p, O_CLOEXEC))
+	runcmd_init(&c);
+	c.argv = args;
+	c.out = RUNCMD_OUT_CAPTURE;
+	c.err = RUNCMD_OUT_MERGE;
+	c.out_buf = &b;
+	c.cap = 2 * keep;
+	c.keep_tail = 1;
+	c.timeout_ms = timeout_s > 0 ? timeout_s * 1000 : 0;
+	c.stop_at_exit = 1;
+	c.exec_error_prefix = "";
+	if (echo)
+		c.on_output = echo_output;
+	if (runcmd_start(&c)) {
+		*out = xcalloc(1, 1);
 		return -1;
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		return -1;
 	}
-	if (pid == 0) {
-		/* write(2) alone: the heartbeat thread may hold stdio's lock in this copy */
-		char msg[512];
-		dup2(p[1], 1);
-		dup2(p[1], 2);
-		execvp(args[0], (char *const *)args);
-		snprintf(msg, sizeof(msg), "cannot run %s: %s\n", args[0], strerror(errno));
-		if (write(2, msg, strlen(msg)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(p[1]);
-	fd = p[0];
-	fcntl(fd, F_SETFL, O_NONBLOCK);
-	for (;;) {
-		struct pollfd pf = {fd, POLLIN, 0};
-		char chunk[4096];
-		ssize_t got = -1;
-		pid_t w;
-
-		if (fd >= 0 && poll(&pf, 1, 200) > 0) {
-			while ((got = read(fd, chunk, sizeof(chunk))) > 0)
-				take(&b, chunk, (size_t)got, echo, keep);
-			if (got == 0) {
-				close(fd);
-				fd = -1;
-			}
-		} else if (fd < 0) {
-			struct timespec ts = {0, 100 * 1000 * 1000};
-			nanosleep(&ts, NULL);
-		}
-		w = waitpid(pid, &st, WNOHANG);
-		if (w == pid && fd >= 0)
-			while ((got = read(fd, chunk, sizeof(chunk))) > 0)
-				take(&b, chunk, (size_t)got, echo, keep);
-		if (w == pid || (w < 0 && errno != EINTR))
-			break;
-		if (timeout_s > 0 && mono() - t0 > (double)timeout_s) {
-			kill(pid, SIGKILL);
-			while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-				;
-			break;
-		}
-	}
-	if (fd >= 0)
-		close(fd);
+	st = runcmd_finish(&c);
 	if (echo)
 		fflush(stdout);
-	free(*out);
 	*out = rundoc_utf8_tail(buf_str(&b), b.len, keep);
 	buf_release(&b);
-	return exit_status_of(st);
+	return st;
 }
 
 int kswitch_hex40(const char *s)

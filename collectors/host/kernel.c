@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #ifdef KPERF_HAVE_ZLIB
 #include <zlib.h>
@@ -18,6 +17,9 @@
 
 #include "lib/buf.h"
 #include "collectors/base/cutil.h"
+#ifndef KPERF_HAVE_ZLIB
+#include "collectors/base/runcmd.h"
+#endif
 #include "collectors/host/kernel.h"
 #include "collectors/parse/parse.h"
 
@@ -108,40 +110,25 @@ static char *read_gz(const char *path, size_t *len)
 /* Without zlib: zcat, fed the file on stdin so the path needs no quoting. */
 static char *read_gz(const char *path, size_t *len)
 {
+	const char *argv[] = {"zcat", NULL};
 	struct buf b = BUF_INIT;
-	char chunk[65536];
-	int in, p[2], status;
-	pid_t pid;
-	ssize_t n;
+	struct runcmd c;
+	int in, st;
 
 	if (access(path, R_OK))
 		return NULL;
 	if ((in = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return NULL;
-	if (pipe(p)) {
-		close(in);
-		return NULL;
-	}
-	pid = fork();
-	if (pid == 0) {
-		dup2(in, 0);
-		dup2(p[1], 1);
-		close(p[0]);
-		execlp("zcat", "zcat", (char *)NULL);
-		_exit(127);
-	}
+	runcmd_init(&c);
+	c.argv = argv;
+	c.in = RUNCMD_IN_FD;
+	c.in_fd = in;
+	c.out = RUNCMD_OUT_CAPTURE;
+	c.out_buf = &b;
+	c.cap = CONFIG_MAX + 1;
+	st = runcmd_run(&c);
 	close(in);
-	close(p[1]);
-	while (pid > 0 && (n = read(p[0], chunk, sizeof(chunk))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 || b.len > CONFIG_MAX)
-			break;
-		buf_append(&b, chunk, (size_t)n);
-	}
-	close(p[0]);
-	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-	    WEXITSTATUS(status) || b.len > CONFIG_MAX) {
+	if (st || b.len > CONFIG_MAX) {
 		buf_release(&b);
 		return NULL;
 	}

@@ -1,138 +1,43 @@
 /*
  * perf.c - finding a perf that works with the running kernel, the event a
  * profile samples on this CPU, and perf commands run to completion with
- * their output captured (poll on both pipes, a deadline, then SIGKILL).
+ * their output captured (runcmd: both pipes polled, a deadline, then SIGKILL).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <glob.h>
 #include <linux/perf_event.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "collectors/base/cutil.h"
+#include "collectors/base/runcmd.h"
 #include "collectors/host/perf.h"
 
 /* `perf version` must answer within this, seconds (the Debian wrapper answers at once). */
 #define PERF_VERSION_TIMEOUT_S 20
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void append_capped(struct buf *b, const char *data, size_t n)
-{
-	if (!b || b->len >= PERF_OUTPUT_MAX)
-		return;
-	if (b->len + n > PERF_OUTPUT_MAX)
-		n = PERF_OUTPUT_MAX - b->len;
-	buf_append(b, data, n);
-}
-
 static int run_path(const char *path, double timeout_s, char *const argv[], int merge,
 		    struct buf *out, struct buf *err_out)
 {
-	int po[2] = {-1, -1}, pe[2] = {-1, -1}, st = 0, open_fds;
-	double deadline = now_s() + timeout_s;
-	char chunk[65536];
-	pid_t pid;
+	struct runcmd c;
 
-	if (pipe2(po, O_CLOEXEC) || (!merge && pipe2(pe, O_CLOEXEC))) {
-		int e = errno;
-		for (int i = 0; i < 2; i++) {
-			if (po[i] >= 0)
-				close(po[i]);
-		}
-		errno = e;
-		return -1;
-	}
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0) {
-		int e = errno;
-		close(po[0]);
-		close(po[1]);
-		if (!merge) {
-			close(pe[0]);
-			close(pe[1]);
-		}
-		errno = e;
-		return -1;
-	}
-	if (pid == 0) {
-		int devnull = open("/dev/null", O_RDONLY);
-		if (devnull >= 0)
-			dup2(devnull, 0);
-		dup2(po[1], 1);
-		dup2(merge ? po[1] : pe[1], 2);
-		execv(path, argv);
-		_exit(127);
-	}
-	close(po[1]);
-	if (!merge)
-		close(pe[1]);
-	open_fds = merge ? 1 : 2;
-	while (open_fds) {
-		struct pollfd fds[2];
-		int nfds = 0, left_ms;
-		double left = deadline - now_s();
-
-		if (left <= 0) {
-			kill(pid, SIGKILL);
-			break;
-		}
-		left_ms = left > 1e6 ? 1000000000 : (int)(left * 1000) + 1;
-		if (po[0] >= 0)
-			fds[nfds++] = (struct pollfd){.fd = po[0], .events = POLLIN};
-		if (!merge && pe[0] >= 0)
-			fds[nfds++] = (struct pollfd){.fd = pe[0], .events = POLLIN};
-		if (poll(fds, (nfds_t)nfds, left_ms) < 0) {
-			if (errno == EINTR)
-				continue;
-			kill(pid, SIGKILL);
-			break;
-		}
-		for (int i = 0; i < nfds; i++) {
-			ssize_t n;
-			if (!fds[i].revents)
-				continue;
-			n = read(fds[i].fd, chunk, sizeof(chunk));
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0) {
-				if (fds[i].fd == po[0])
-					po[0] = -1;
-				else
-					pe[0] = -1;
-				close(fds[i].fd);
-				open_fds--;
-				continue;
-			}
-			append_capped(fds[i].fd == po[0] ? out : err_out, chunk, (size_t)n);
-		}
-	}
-	if (po[0] >= 0)
-		close(po[0]);
-	if (!merge && pe[0] >= 0)
-		close(pe[0]);
-	while (waitpid(pid, &st, 0) < 0) {
-		if (errno != EINTR)
-			return -1;
-	}
-	return exit_status_of(st);
+	runcmd_init(&c);
+	c.argv = (const char *const *)argv;
+	c.path = path;
+	c.in = RUNCMD_IN_NULL;
+	c.out = RUNCMD_OUT_CAPTURE;
+	c.err = merge ? RUNCMD_OUT_MERGE : RUNCMD_OUT_CAPTURE;
+	c.out_buf = out;
+	c.err_buf = err_out;
+	c.cap = PERF_OUTPUT_MAX;
+	c.timeout_ms = (long)(timeout_s * 1000) + 1;
+	return runcmd_run(&c);
 }
 
 int perf_capture(const struct perf_tool *t, char *const argv[], int merge, struct buf *out,

@@ -18,7 +18,6 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,6 +37,7 @@ static double now_s(void)
 static void rec_reset(struct perfmon_rec *r, const char *kind)
 {
 	memset(r, 0, sizeof(*r));
+	runcmd_init(&r->cmd);
 	r->kind = kind;
 	r->ctl = r->ack = -1;
 }
@@ -109,7 +109,7 @@ static int command(struct perfmon_rec *r, const char *cmd, char *err, size_t err
 	}
 	while (now_s() < deadline) {
 		struct pollfd p = {.fd = r->ack, .events = POLLIN};
-		int st, n = poll(&p, 1, 100);
+		int n = poll(&p, 1, 100);
 
 		if (n > 0) {
 			ssize_t k = read(r->ack, buf + got, sizeof(buf) - 1 - got);
@@ -124,12 +124,11 @@ static int command(struct perfmon_rec *r, const char *cmd, char *err, size_t err
 		} else if (n < 0 && errno != EINTR) {
 			break;
 		}
-		if (waitpid(r->pid, &st, WNOHANG) == r->pid) {
+		if (runcmd_reap(&r->cmd, 1) == 1) {
 			char last[300];
-			r->pid = 0;
 			log_tail(r, last, sizeof(last));
 			snprintf(err, errsz, "%s exited with status %d before it %s: %s",
-				 rec_name(r), exit_status_of(st),
+				 rec_name(r), exit_status_of(r->cmd.wait_status),
 				 strcmp(cmd, "enable\n") ? "stopped" : "recorded",
 				 *last ? last : "(no message)");
 			return -1;
@@ -144,29 +143,27 @@ static int command(struct perfmon_rec *r, const char *cmd, char *err, size_t err
 static int reap(struct perfmon_rec *r, int hard)
 {
 	double deadline = now_s() + PERF_COMMAND_TIMEOUT_S;
-	int st = 0;
 
-	if (r->pid <= 0)
+	if (r->cmd.pid <= 0)
 		return -1;
-	kill(r->pid, hard ? SIGKILL : SIGINT);
+	runcmd_kill(&r->cmd, hard ? SIGKILL : SIGINT);
 	for (;;) {
-		pid_t w = waitpid(r->pid, &st, hard ? 0 : WNOHANG);
-		if (w == r->pid)
+		int w = runcmd_reap(&r->cmd, !hard);
+		if (w == 1)
 			break;
-		if (w < 0 && errno != EINTR) {
-			r->pid = 0;
+		if (w < 0) {
+			r->cmd.pid = 0;
 			return -1;
 		}
 		if (!hard && now_s() > deadline) {
-			kill(r->pid, SIGKILL);
+			runcmd_kill(&r->cmd, SIGKILL);
 			hard = 1;
 			continue;
 		}
 		if (!hard)
 			usleep(20000);
 	}
-	r->pid = 0;
-	return exit_status_of(st);
+	return exit_status_of(r->cmd.wait_status);
 }
 
 static void rec_close(struct perfmon_rec *r)
@@ -189,12 +186,25 @@ static int path_of(const struct perfmon *pm, const struct perfmon_rec *r, const 
 	return n < 0 || (size_t)n >= outsz ? -1 : 0;
 }
 
+/* In the recording's child, before exec. */
+static void rec_child_setup(void)
+{
+	/* perf -a opens an event per CPU and thread of memory map: raise the fd limit */
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	/* a system-wide recording must not outlive kperf-collect */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+}
+
 static int rec_start(struct perfmon *pm, struct perfmon_rec *r, char *err, size_t errsz)
 {
 	char ctl[PERF_PATH_MAX], ack[PERF_PATH_MAX], control[2 * PERF_PATH_MAX + 16], freq[16];
 	const char *argv[24];
 	int n = 0, logfd;
-	pid_t pid;
 
 	rec_reset(r, r->kind);
 	if (path_of(pm, r, "data", 1, r->data, sizeof(r->data)) ||
@@ -242,34 +252,21 @@ static int rec_start(struct perfmon *pm, struct perfmon_rec *r, char *err, size_
 	argv[n++] = "-o";
 	argv[n++] = r->data;
 	argv[n] = NULL;
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0) {
+	r->cmd.argv = argv;
+	r->cmd.path = pm->tool.path;
+	r->cmd.in = RUNCMD_IN_NULL;
+	r->cmd.out = RUNCMD_OUT_FD;
+	r->cmd.out_fd = logfd;
+	r->cmd.err = RUNCMD_OUT_MERGE;
+	r->cmd.child_setup = rec_child_setup;
+	if (runcmd_start(&r->cmd)) {
 		snprintf(err, errsz, "%s: fork: %s", rec_name(r), strerror(errno));
 		close(logfd);
 		rec_close(r);
 		return -1;
 	}
-	if (pid == 0) {
-		/* perf -a opens an event per CPU and thread of memory map: raise the fd limit */
-		struct rlimit rl;
-		int devnull = open("/dev/null", O_RDONLY);
-		if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-			rl.rlim_cur = rl.rlim_max;
-			setrlimit(RLIMIT_NOFILE, &rl);
-		}
-		/* a system-wide recording must not outlive kperf-collect */
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (devnull >= 0)
-			dup2(devnull, 0);
-		dup2(logfd, 1);
-		dup2(logfd, 2);
-		execv(pm->tool.path, (char *const *)argv);
-		_exit(127);
-	}
 	close(logfd);
-	r->pid = pid;
+	r->cmd.argv = NULL; /* rec_start's own array */
 	if (command(r, "enable\n", err, errsz)) {
 		reap(r, 1);
 		rec_close(r);
@@ -296,7 +293,7 @@ static int rec_stop(struct perfmon_rec *r, char *err, size_t errsz)
 	struct stat sb;
 	int st, rc = 0;
 
-	if (r->pid <= 0)
+	if (r->cmd.pid <= 0)
 		return 0;
 	if (command(r, "disable\n", err, errsz)) {
 		reap(r, 1);

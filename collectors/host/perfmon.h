@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "collectors/base/runcmd.h"
 #include "collectors/host/perf.h"
 
 /* Samples per second and CPU of a profile (perf record -F). */
@@ -33,7 +34,7 @@ struct perfmon_opts {
 /* One recording: a perf process and its control FIFOs. */
 struct perfmon_rec {
 	const char *kind; /* "profile" or "lock" */
-	pid_t pid;        /* 0 when not running */
+	struct runcmd cmd; /* the perf process; cmd.pid 0 when not running */
 	int ctl, ack;     /* -1 when closed */
 	char data[PERF_PATH_MAX];
 	char log[PERF_PATH_MAX];

@@ -7,14 +7,11 @@
  * iteration's values, the command, its status and the tail of its output.
  */
 #include <errno.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/time.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,6 +22,7 @@
 #include "collectors/host/perfmon.h"
 #include "collectors/host/proc.h"
 #include "collectors/base/progress.h"
+#include "collectors/base/runcmd.h"
 #include "collectors/run/run.h"
 #include "lib/metric_role.h"
 
@@ -43,80 +41,56 @@ static double mono(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Output echoed (unless --quiet) around the status line of a running iteration. */
+struct echo {
+	int quiet;
+	struct progress_status *ps;
+};
+
+static void echo_output(void *arg, int err, const char *data, size_t n)
+{
+	struct echo *e = arg;
+
+	(void)err;
+	if (!e->quiet) {
+		progress_status_clear(e->ps);
+		fwrite(data, 1, n, stdout);
+		fflush(stdout);
+	}
+	progress_status_tick(e->ps);
+}
+
+static void echo_tick(void *arg)
+{
+	progress_status_tick(((struct echo *)arg)->ps);
+}
+
 /*
- * Run argv once; output into out; returns the wait status, or -1 when it
+ * Run argv once; output into out; returns the exit status, or -1 when it
  * cannot start. ps's status line is kept on the terminal while it runs.
  */
 static int spawn(char **argv, int quiet, struct buf *out, struct rusage *ru,
 		 struct progress_status *ps)
 {
-	int p[2], st = 0;
-	char chunk[65536];
-	pid_t pid;
-	ssize_t n;
+	struct echo e = {quiet, ps};
+	struct runcmd c;
+	int st;
 
-	if (pipe(p))
-		return -1;
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		dup2(p[1], 1);
-		dup2(p[1], 2);
-		close(p[0]);
-		close(p[1]);
-		execvp(argv[0], argv);
-		/* write(2) alone: the agent forks with a heartbeat thread running,
-		 * whose stdio lock may be held in this copy of the process */
-		{
-			char msg[512];
-			int k = snprintf(msg, sizeof(msg), "kperf-collect: cannot run %s: %s\n",
-					 argv[0], strerror(errno));
-			ssize_t w = write(2, msg, k < 0 ? 0 : strlen(msg));
-			(void)w;
-		}
-		_exit(127);
-	}
-	close(p[1]);
-	for (;;) {
-		struct pollfd pfd = {.fd = p[0], .events = POLLIN};
-		int r = poll(&pfd, 1, ps->on ? 250 : -1);
-
-		if (r < 0 && errno != EINTR)
-			break;
-		if (r <= 0) {
-			progress_status_tick(ps);
-			continue;
-		}
-		n = read(p[0], chunk, sizeof(chunk));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (!quiet) {
-			progress_status_clear(ps);
-			fwrite(chunk, 1, (size_t)n, stdout);
-			fflush(stdout);
-		}
-		if (out->len + (size_t)n > RUN_OUTPUT_MAX) {
-			/* keep the newest half: the tail and the final summary matter most */
-			size_t keep = RUN_OUTPUT_MAX / 2;
-			memmove(out->data, out->data + out->len - keep, keep);
-			out->len = keep;
-		}
-		buf_append(out, chunk, (size_t)n);
-		progress_status_tick(ps);
-	}
+	runcmd_init(&c);
+	c.argv = (const char *const *)argv;
+	c.out = RUNCMD_OUT_CAPTURE;
+	c.err = RUNCMD_OUT_MERGE;
+	c.out_buf = out;
+	c.cap = RUN_OUTPUT_MAX;
+	c.keep_tail = 1;
+	c.exec_error_prefix = "kperf-collect: ";
+	c.on_output = echo_output;
+	c.on_tick = echo_tick;
+	c.tick_ms = ps->on ? 250 : 0;
+	c.arg = &e;
+	st = runcmd_run(&c);
 	progress_status_clear(ps);
-	close(p[0]);
-	while (wait4(pid, &st, 0, ru) < 0) {
-		if (errno != EINTR)
-			return -1;
-	}
+	*ru = c.ru;
 	return st;
 }
 
@@ -343,7 +317,7 @@ json_t *run_measure(const struct collect_config *c, const struct run_opts *o, in
 				RUNDOC_OUTPUT_TAIL_MAX);
 			tail.len = RUNDOC_OUTPUT_TAIL_MAX;
 		}
-		status = exit_status_of(st);
+		status = st;
 		if (!status)
 			say_iteration(o, i + 1, t, parsed, units, directions, summary);
 		json_decref(parsed);
