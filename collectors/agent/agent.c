@@ -31,6 +31,7 @@
 #include "collectors/host/knobs.h"
 #include "collectors/agent/kswitch.h"
 #include "collectors/agent/lease.h"
+#include "collectors/agent/work.h"
 #include "collectors/host/machine.h"
 #include "collectors/deliver/post.h"
 #include "collectors/run/run.h"
@@ -39,35 +40,24 @@
 /* Bytes of a reason kperfd keeps (its LIMIT_TEXT). */
 #define REASON_MAX 1000
 
-struct agent {
-	const struct collect_config *c;
-	const struct agent_opts *o;
-	struct catalogue cat;
-	char machine[MACHINE_NAME_MAX + 1];
-	char **hook, **running_cmd; /* words, or NULL */
-	char state_path[4096];
-	struct jobfile state; /* at state_path */
-	double idle_since;
-	int spooled; /* runs of ours waiting in the spool */
-};
 
-static volatile sig_atomic_t stops;
+volatile sig_atomic_t agent_stops;
 
 static void on_stop(int sig)
 {
 	(void)sig;
-	if (stops < 10)
-		stops++;
+	if (agent_stops < 10)
+		agent_stops++;
 }
 
 /* A second SIGTERM/SIGINT ends a long poll at once. */
 static int hard_stop(void *arg)
 {
 	(void)arg;
-	return stops > 1;
+	return agent_stops > 1;
 }
 
-static double mono(void)
+double agent_mono(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -75,17 +65,15 @@ static double mono(void)
 }
 
 /* Sleep up to s seconds; returns early on a stop. */
-static void nap(double s)
+void agent_nap(double s)
 {
-	for (double end = mono() + s; !stops && mono() < end;) {
+	for (double end = agent_mono() + s; !agent_stops && agent_mono() < end;) {
 		struct timespec ts = {0, 100 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 	}
 }
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void say(const char *fmt, ...)
+void agent_say(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -131,12 +119,8 @@ static void tail_line(const char *text, size_t max, char *out, size_t outsz)
 
 /* ---- calls on the job ---- */
 
-/* Why a job is failed: at most REASON_MAX bytes kept by kperfd. */
-#define WHY_SIZE 2048
 
-static void because(char *why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void because(char *why, const char *fmt, ...)
+void work_because(char *why, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -146,7 +130,7 @@ static void because(char *why, const char *fmt, ...)
 	clip(why, REASON_MAX);
 }
 
-static void fail_job(struct agent *a, const struct job *j, const char *why)
+void work_fail(struct agent *a, const struct job *j, const char *why)
 {
 	/* valid UTF-8 whatever the hook or the benchmark printed */
 	char *reason = rundoc_utf8_tail(why, strlen(why), strlen(why)), what[512];
@@ -154,28 +138,28 @@ static void fail_job(struct agent *a, const struct job *j, const char *why)
 			     sizeof(what));
 
 	if (st == 200)
-		say("job %ld failed: %s", j->id, reason);
+		agent_say("job %ld failed: %s", j->id, reason);
 	else
 		err_msg("job %ld: failing it (%s): %s", j->id, reason, what);
 	free(reason);
 	jobfile_remove(&a->state);
 }
 
-static void give_back(struct agent *a, const struct job *j)
+void work_give_back(struct agent *a, const struct job *j)
 {
 	char what[512];
 	long st = lease_call(a->c, a->machine, j->id, "release", NULL, a->c->timeout_s, NULL, what,
 			     sizeof(what));
 
 	if (st == 200)
-		say("job %ld given back", j->id);
+		agent_say("job %ld given back", j->id);
 	else
 		err_msg("job %ld: giving it back: %s", j->id, what);
 	jobfile_remove(&a->state);
 }
 
 /* Deliver what waits in the spool (ours and `run`'s); what stays is counted. */
-static void flush_spool(struct agent *a)
+void work_flush_spool(struct agent *a)
 {
 	struct flush_stats st;
 
@@ -185,19 +169,10 @@ static void flush_spool(struct agent *a)
 
 /* ---- working on a job ---- */
 
-/* How working on a job ended, and what the agent does next. */
-enum end {
-	END_DONE,    /* its runs are posted: check that kperfd counted them */
-	END_FAIL,    /* fail it with the reason */
-	END_LOST,    /* kperfd took the lease away: drop it */
-	END_RELEASE, /* SIGTERM: give it back, exit 0 */
-	END_KEPT,    /* SIGTERM while switching kernels: the state stays, exit 0 */
-	END_FATAL,   /* a run was lost or the state cannot be written: give it back, exit 75 */
-};
 
 static int between(void *arg)
 {
-	return stops || lease_lost(arg);
+	return agent_stops || lease_lost(arg);
 }
 
 /*
@@ -205,7 +180,7 @@ static int between(void *arg)
  * when it does not run already; after the hook (phase HOOK or BOOTING) it
  * must run now. END_DONE with r filled when it runs.
  */
-static enum end kernel_for(struct agent *a, const struct job *j, enum job_phase ph, struct lease *l,
+static enum work_end kernel_for(struct agent *a, const struct job *j, enum job_phase ph, struct lease *l,
 			   struct running *r, char *why)
 {
 	char err[512], now[300], want[300];
@@ -215,29 +190,29 @@ static enum end kernel_for(struct agent *a, const struct job *j, enum job_phase 
 
 	job_text(j, want, sizeof(want));
 	if (kswitch_running(a->running_cmd, r, err, sizeof(err)))
-		return because(why, "cannot tell the running kernel: %s", err), END_FAIL;
+		return work_because(why, "cannot tell the running kernel: %s", err), END_FAIL;
 	kswitch_text(r, now, sizeof(now));
 	if (kswitch_is(r, j->commit, j->release))
 		return END_DONE;
 	if (ph == JOB_HOOK || ph == JOB_BOOTING)
-		return because(why, "after the kernel hook the machine runs %s, not the job's %s%s",
+		return work_because(why, "after the kernel hook the machine runs %s, not the job's %s%s",
 			       now, want,
 			       ph == JOB_HOOK ? " (the hook was interrupted before it ended)" : ""),
 		       END_FAIL;
 	if (!a->hook)
-		return because(why,
+		return work_because(why,
 			       "the machine runs %s, the job wants %s, and its agent has no "
 			       "--kernel-hook to switch kernels",
 			       now, want),
 		       END_FAIL;
-	if (stops)
+	if (agent_stops)
 		return END_RELEASE; /* no kernel switch begins after a SIGTERM */
 	if (jobfile_save(&a->state, j, JOB_HOOK))
 		return END_FATAL;
-	say("job %ld: the machine runs %s: kernel hook for %s", j->id, now, want);
+	agent_say("job %ld: the machine runs %s: kernel hook for %s", j->id, now, want);
 	st = kswitch_hook(a->hook, j->commit, j->release, AGENT_HOOK_TAIL_MAX, &tail);
-	if (stops) {
-		say("job %ld: stopped during the kernel hook (exit status %d): the job stays in %s "
+	if (agent_stops) {
+		agent_say("job %ld: stopped during the kernel hook (exit status %d): the job stays in %s "
 		    "for the next start",
 		    j->id, st, a->state_path);
 		free(tail);
@@ -251,19 +226,19 @@ static enum end kernel_for(struct agent *a, const struct job *j, enum job_phase 
 		char line[600];
 		tail_line(tail, 400, line, sizeof(line));
 		if (st < 0)
-			because(why, "kernel hook %s cannot start: %s", a->hook[0], strerror(errno));
+			work_because(why, "kernel hook %s cannot start: %s", a->hook[0], strerror(errno));
 		else
-			because(why, "kernel hook %s exited with status %d: %s", a->hook[0], st, line);
+			work_because(why, "kernel hook %s exited with status %d: %s", a->hook[0], st, line);
 		free(tail);
 		return END_FAIL;
 	}
 	free(tail);
 	if (jobfile_save(&a->state, j, JOB_BOOTING))
 		return END_FATAL;
-	say("job %ld: kernel hook done: waiting up to %ld s for %s", j->id, wait_s, want);
-	for (double end = mono() + (double)wait_s;;) {
-		if (stops) {
-			say("job %ld: stopped while waiting for the new kernel: the job stays in %s "
+	agent_say("job %ld: kernel hook done: waiting up to %ld s for %s", j->id, wait_s, want);
+	for (double end = agent_mono() + (double)wait_s;;) {
+		if (agent_stops) {
+			agent_say("job %ld: stopped while waiting for the new kernel: the job stays in %s "
 			    "for the next start",
 			    j->id, a->state_path);
 			return END_KEPT;
@@ -273,19 +248,19 @@ static enum end kernel_for(struct agent *a, const struct job *j, enum job_phase 
 		if (!kswitch_running(a->running_cmd, r, err, sizeof(err)) &&
 		    kswitch_is(r, j->commit, j->release))
 			return END_DONE;
-		if (mono() >= end)
+		if (agent_mono() >= end)
 			break;
-		nap(1);
+		agent_nap(1);
 	}
 	kswitch_text(r, now, sizeof(now));
-	return because(why, "the kernel hook exited 0, but %ld s later the machine still runs %s, "
+	return work_because(why, "the kernel hook exited 0, but %ld s later the machine still runs %s, "
 			    "not the job's %s",
 		       wait_s, now, want),
 	       END_FAIL;
 }
 
 /* The runs still wanted, each run as `run` makes it, posted naming the job. */
-static enum end run_all(struct agent *a, const struct job *j, const struct cat_test *t,
+static enum work_end run_all(struct agent *a, const struct job *j, const struct cat_test *t,
 			const struct running *r, struct lease *l, char *why)
 {
 	long k;
@@ -296,7 +271,7 @@ static enum end run_all(struct agent *a, const struct job *j, const struct cat_t
 		json_t *doc;
 		int st;
 
-		if (stops || lease_lost(l))
+		if (agent_stops || lease_lost(l))
 			break;
 		memset(&ro, 0, sizeof(ro));
 		ro.meta.suite = t->suite;
@@ -313,16 +288,16 @@ static enum end run_all(struct agent *a, const struct job *j, const struct cat_t
 		ro.argv = t->argv;
 		ro.between = between;
 		ro.between_arg = l;
-		say("job %ld: run %ld of %ld: test %s, %ld iteration%s", j->id, k + 1, j->runs,
+		agent_say("job %ld: run %ld of %ld: test %s, %ld iteration%s", j->id, k + 1, j->runs,
 		    t->name, t->iterations, t->iterations == 1 ? "" : "s");
 		doc = run_measure(a->c, &ro, &st);
-		if (st && (stops || lease_lost(l))) {
+		if (st && (agent_stops || lease_lost(l))) {
 			/* stopped between iterations, or the command died of the same signal */
 			json_decref(doc);
 			break;
 		}
 		if (st == EXIT_UNAVAILABLE && !doc)
-			return because(why, "test %s: perf cannot record here for its profile or "
+			return work_because(why, "test %s: perf cannot record here for its profile or "
 					    "lock_contention (see the agent's log)",
 				       t->name),
 			       END_FAIL;
@@ -330,7 +305,7 @@ static enum end run_all(struct agent *a, const struct job *j, const struct cat_t
 			char line[600];
 			const char *out_tail = json_string_value(json_object_get(doc, "output_tail"));
 			tail_line(out_tail ? out_tail : "", 400, line, sizeof(line));
-			because(why, "test %s: %s %s (exit status %d): %s", t->name, t->argv[0],
+			work_because(why, "test %s: %s %s (exit status %d): %s", t->name, t->argv[0],
 				st == 127 ? "cannot be run" : "failed", st, line);
 			json_decref(doc);
 			return END_FAIL;
@@ -341,14 +316,14 @@ static enum end run_all(struct agent *a, const struct job *j, const struct cat_t
 		if (out == OUTCOME_SPOOLED)
 			a->spooled++;
 		if (out == OUTCOME_REJECTED)
-			return because(why, "kperfd refused a run of test %s (kept in %s/%s/)",
+			return work_because(why, "kperfd refused a run of test %s (kept in %s/%s/)",
 				       t->name, a->c->spool, SPOOL_REJECTED_DIR),
 			       END_FAIL;
 		if (out == OUTCOME_LOST)
 			return END_FATAL;
 	}
 	if (lease_lost(l)) {
-		say("job %ld: %s: stopped after %ld of %ld runs", j->id, l->why, k, j->runs);
+		agent_say("job %ld: %s: stopped after %ld of %ld runs", j->id, l->why, k, j->runs);
 		return END_LOST;
 	}
 	return k < j->runs ? END_RELEASE : END_DONE;
@@ -364,7 +339,7 @@ static void check_done(struct agent *a, const struct job *j)
 	long st, runs = 0, done = 0;
 
 	if (a->spooled)
-		flush_spool(a);
+		work_flush_spool(a);
 	snprintf(path, sizeof(path), "/api/v1/jobs/%ld", j->id);
 	st = post_request(a->c, "GET", path, NULL, 0, a->c->timeout_s, NULL, NULL, &r);
 	if (st == 200)
@@ -375,17 +350,17 @@ static void check_done(struct agent *a, const struct job *j)
 	job_int(json_object_get(ans, "runs"), 0, 1000, &runs);
 	job_int(json_object_get(ans, "runs_done"), 0, 1000, &done);
 	if (state && !strcmp(state, "done")) {
-		say("job %ld done: %ld of %ld runs", j->id, done, runs);
+		agent_say("job %ld done: %ld of %ld runs", j->id, done, runs);
 	} else if (state && !strcmp(state, "running") && holder && !strcmp(holder, a->machine) &&
 		   !a->spooled) {
 		char why[WHY_SIZE];
-		because(why,
+		work_because(why,
 			"all runs were posted but kperfd counts %ld of %ld: they do not match the job "
 			"(machine, commit, test or variant)",
 			done, runs);
-		fail_job(a, j, why);
+		work_fail(a, j, why);
 	} else {
-		say("job %ld: runs posted%s; kperfd says the job is %s", j->id,
+		agent_say("job %ld: runs posted%s; kperfd says the job is %s", j->id,
 		    a->spooled ? " (some wait in the spool)" : "", state ? state : "unknown");
 	}
 	json_decref(ans);
@@ -412,7 +387,7 @@ static int variant_fits(const struct job *j, const struct cat_test *t, char *why
 	if (!fits) {
 		char *mine = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
 		char *theirs = json_dumps(j->variant, JSON_COMPACT | JSON_SORT_KEYS);
-		because(why, "the machine's variant is %s and the job's %s: its runs would not count",
+		work_because(why, "the machine's variant is %s and the job's %s: its runs would not count",
 			mine, theirs);
 		free(mine);
 		free(theirs);
@@ -422,29 +397,29 @@ static int variant_fits(const struct job *j, const struct cat_test *t, char *why
 }
 
 /* Work on a claimed or resumed job until it ends; END_DONE, END_RELEASE, ... as done. */
-static enum end work(struct agent *a, const struct job *j, enum job_phase ph)
+enum work_end work_job(struct agent *a, const struct job *j, enum job_phase ph)
 {
 	const struct cat_test *t = catalogue_find(&a->cat, j->suite, j->params);
 	char why[WHY_SIZE] = "";
 	struct running r;
 	struct lease l;
-	enum end e;
+	enum work_end e;
 
 	if (!t) {
 		char *p = json_dumps(j->params, JSON_COMPACT | JSON_SORT_KEYS);
-		because(why, "suite %s with params %s is not in this machine's catalogue", j->suite,
+		work_because(why, "suite %s with params %s is not in this machine's catalogue", j->suite,
 			p);
 		free(p);
-		fail_job(a, j, why);
+		work_fail(a, j, why);
 		return END_FAIL;
 	}
 	if (ph == JOB_CLAIMED && jobfile_save(&a->state, j, JOB_CLAIMED)) {
-		give_back(a, j);
+		work_give_back(a, j);
 		return END_FATAL;
 	}
 	if (lease_start(&l, a->c, a->machine, j->id, j->lease_s)) {
 		err_msg("job %ld: no heartbeat thread: %s", j->id, strerror(errno));
-		give_back(a, j);
+		work_give_back(a, j);
 		return END_FATAL;
 	}
 	e = kernel_for(a, j, ph, &l, &r, why);
@@ -462,15 +437,15 @@ static enum end work(struct agent *a, const struct job *j, enum job_phase ph)
 		check_done(a, j);
 		break;
 	case END_FAIL:
-		fail_job(a, j, why);
+		work_fail(a, j, why);
 		break;
 	case END_LOST:
-		say("job %ld: the lease was lost (%s); dropped", j->id, l.why);
+		agent_say("job %ld: the lease was lost (%s); dropped", j->id, l.why);
 		jobfile_remove(&a->state);
 		break;
 	case END_RELEASE:
 	case END_FATAL:
-		give_back(a, j);
+		work_give_back(a, j);
 		break;
 	case END_KEPT:
 		break;
@@ -481,7 +456,7 @@ static enum end work(struct agent *a, const struct job *j, enum job_phase ph)
 /* ---- the loop ---- */
 
 /* What the loop does after a job: -1 claim again, else the exit status. */
-static int after(enum end e)
+static int after(enum work_end e)
 {
 	if (e == END_RELEASE || e == END_KEPT)
 		return 0;
@@ -509,20 +484,20 @@ static int resume(struct agent *a)
 	case JOBFILE_FOUND:
 		break;
 	}
-	say("job %ld: resuming it (it was %s when the agent stopped)", j.id, job_phase_name(ph));
-	flush_spool(a);
+	agent_say("job %ld: resuming it (it was %s when the agent stopped)", j.id, job_phase_name(ph));
+	work_flush_spool(a);
 	while ((st = lease_call(a->c, a->machine, j.id, "heartbeat", NULL, a->c->timeout_s, &ans,
 				what, sizeof(what))) != 200) {
 		if (lease_status_lost(st)) {
-			say("job %ld: %s: the lease was lost meanwhile; dropped", j.id, what);
+			agent_say("job %ld: %s: the lease was lost meanwhile; dropped", j.id, what);
 			jobfile_remove(&a->state);
 			job_release(&j);
 			return -1;
 		}
 		err_msg("job %ld: heartbeat: %s; trying again in %.0f s", j.id, what, backoff);
-		nap(backoff);
+		agent_nap(backoff);
 		backoff = backoff * 2 > AGENT_BACKOFF_MAX_S ? AGENT_BACKOFF_MAX_S : backoff * 2;
-		if (stops) {
+		if (agent_stops) {
 			job_release(&j);
 			return 0;
 		}
@@ -532,7 +507,7 @@ static int resume(struct agent *a)
 	    !job_int(json_object_get(ans, "runs_done"), 0, 100, &done))
 		j.runs = runs > done ? runs - done : 0;
 	json_decref(ans);
-	rc = after(work(a, &j, ph));
+	rc = after(work_job(a, &j, ph));
 	job_release(&j);
 	return rc;
 }
@@ -562,20 +537,20 @@ static int claimed(struct agent *a, const char *body)
 		err_msg("claim: kperfd's answer is not a job: %s", err);
 		if (!job_int(json_object_get(o, "id"), 1, 9007199254740991L, &id)) {
 			struct job bad = {.id = id};
-			because(why, "the agent cannot read the job kperfd sent: %s", err);
-			fail_job(a, &bad, why);
+			work_because(why, "the agent cannot read the job kperfd sent: %s", err);
+			work_fail(a, &bad, why);
 		}
 		json_decref(ans);
 		return -1;
 	}
 	json_decref(ans);
-	say("job %ld: claimed: %ld run%s of %s on commit %s (release %s)", j.id, j.runs,
+	agent_say("job %ld: claimed: %ld run%s of %s on commit %s (release %s)", j.id, j.runs,
 	    j.runs == 1 ? "" : "s", j.suite, j.commit[0] ? j.commit : "unknown",
 	    j.release[0] ? j.release : "unknown");
-	if (stops)
-		give_back(a, &j);
+	if (agent_stops)
+		work_give_back(a, &j);
 	else
-		rc = after(work(a, &j, JOB_CLAIMED));
+		rc = after(work_job(a, &j, JOB_CLAIMED));
 	job_release(&j);
 	return rc;
 }
@@ -586,10 +561,10 @@ static int loop(struct agent *a)
 	double backoff = 1;
 	int rc = -1;
 
-	a->idle_since = mono();
-	while (rc < 0 && !stops) {
+	a->idle_since = agent_mono();
+	while (rc < 0 && !agent_stops) {
 		double left = a->o->idle_exit_s > 0
-				      ? (double)a->o->idle_exit_s - (mono() - a->idle_since)
+				      ? (double)a->o->idle_exit_s - (agent_mono() - a->idle_since)
 				      : (double)AGENT_CLAIM_WAIT_MAX_S;
 		long wait_s = left >= AGENT_CLAIM_WAIT_MAX_S ? AGENT_CLAIM_WAIT_MAX_S
 			      : left > 0		     ? (long)ceil(left)
@@ -602,12 +577,12 @@ static int loop(struct agent *a)
 		long st;
 
 		if (a->o->idle_exit_s > 0 && left <= 0) {
-			say("no job for %ld s: exiting (--idle-exit)", a->o->idle_exit_s);
+			agent_say("no job for %ld s: exiting (--idle-exit)", a->o->idle_exit_s);
 			rc = 0;
 			break;
 		}
 		if (a->spooled)
-			flush_spool(a);
+			work_flush_spool(a);
 		if (kswitch_running(a->running_cmd, &run, err, sizeof(err))) {
 			err_msg("cannot tell the running kernel: %s; trying again in %.0f s", err,
 				backoff);
@@ -621,11 +596,11 @@ static int loop(struct agent *a)
 			json_decref(body);
 			if (st == 200) {
 				rc = claimed(a, r.body);
-				a->idle_since = mono();
+				a->idle_since = agent_mono();
 			} else if (st == 400 || st == 401 || st == 403 || st == 404) {
 				err_msg("claim refused (HTTP %ld): %s", st, r.body);
 				rc = EXIT_REJECTED;
-			} else if (st != 204 && !stops) {
+			} else if (st != 204 && !agent_stops) {
 				if (st)
 					err_msg("claim: HTTP %ld: %.300s; trying again in %.0f s", st,
 						r.body, backoff);
@@ -637,7 +612,7 @@ static int loop(struct agent *a)
 		if (st == 200 || st == 204) {
 			backoff = 1;
 		} else if (rc < 0) {
-			nap(left > 0 && left < backoff ? left : backoff);
+			agent_nap(left > 0 && left < backoff ? left : backoff);
 			backoff = backoff * 2 > AGENT_BACKOFF_MAX_S ? AGENT_BACKOFF_MAX_S : backoff * 2;
 		}
 	}
@@ -720,15 +695,15 @@ int agent_command(const struct collect_config *c, const struct agent_opts *o)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	say("agent %s: %zu test%s from %s; kperfd at %s", a.machine, a.cat.n,
+	agent_say("agent %s: %zu test%s from %s; kperfd at %s", a.machine, a.cat.n,
 	    a.cat.n == 1 ? "" : "s", a.cat.path, c->server);
 	if (access(c->spool, F_OK) == 0)
-		flush_spool(&a);
+		work_flush_spool(&a);
 	rc = resume(&a);
 	if (rc < 0)
 		rc = loop(&a);
-	if (stops)
-		say("stopped by a signal");
+	if (agent_stops)
+		agent_say("stopped by a signal");
 out:
 	catalogue_words_free(a.hook);
 	catalogue_words_free(a.running_cmd);
