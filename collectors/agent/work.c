@@ -1,0 +1,394 @@
+/*
+ * work.c - one job of `kperf-collect agent`, claimed or resumed by the
+ * loop (agent.c): its kernel running (through the hook when it differs),
+ * its variant checked, its runs measured and posted naming the job, and
+ * how that ended: done, failed with a reason, lost or given back.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectors/agent/catalogue.h"
+#include "collectors/agent/jobfile.h"
+#include "collectors/agent/kswitch.h"
+#include "collectors/agent/lease.h"
+#include "collectors/agent/work.h"
+#include "collectors/base/cutil.h"
+#include "collectors/deliver/post.h"
+#include "collectors/deliver/rundoc.h"
+#include "collectors/deliver/spool.h"
+#include "collectors/host/knobs.h"
+#include "collectors/run/run.h"
+
+/* Bytes of a reason kperfd keeps (its LIMIT_TEXT). */
+#define REASON_MAX 1000
+
+/* Cut s to at most max bytes on a UTF-8 character boundary. */
+static void clip(char *s, size_t max)
+{
+	size_t n = strlen(s);
+
+	if (n <= max)
+		return;
+	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
+		max--;
+	s[max] = '\0';
+}
+
+/* The last line(s) of text, at most max bytes, newlines as " | ". */
+static void tail_line(const char *text, size_t max, char *out, size_t outsz)
+{
+	char *t = rundoc_utf8_tail(text, strlen(text), max);
+	size_t n = strlen(t), o = 0;
+
+	while (n && (t[n - 1] == '\n' || t[n - 1] == ' '))
+		t[--n] = '\0';
+	for (size_t i = 0; i < n && o + 4 < outsz; i++) {
+		if (t[i] == '\n') {
+			memcpy(out + o, " | ", 3);
+			o += 3;
+		} else {
+			out[o++] = (unsigned char)t[i] < 0x20 ? ' ' : t[i];
+		}
+	}
+	out[o] = '\0';
+	free(t);
+}
+
+/* ---- calls on the job ---- */
+
+
+void work_because(char *why, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, WHY_SIZE, fmt, ap);
+	va_end(ap);
+	clip(why, REASON_MAX);
+}
+
+void work_fail(struct agent *a, const struct job *j, const char *why)
+{
+	/* valid UTF-8 whatever the hook or the benchmark printed */
+	char *reason = rundoc_utf8_tail(why, strlen(why), strlen(why)), what[512];
+	long st = lease_call(a->c, a->machine, j->id, "fail", reason, a->c->timeout_s, NULL, what,
+			     sizeof(what));
+
+	if (st == 200)
+		agent_say("job %ld failed: %s", j->id, reason);
+	else
+		err_msg("job %ld: failing it (%s): %s", j->id, reason, what);
+	free(reason);
+	jobfile_remove(&a->state);
+}
+
+void work_give_back(struct agent *a, const struct job *j)
+{
+	char what[512];
+	long st = lease_call(a->c, a->machine, j->id, "release", NULL, a->c->timeout_s, NULL, what,
+			     sizeof(what));
+
+	if (st == 200)
+		agent_say("job %ld given back", j->id);
+	else
+		err_msg("job %ld: giving it back: %s", j->id, what);
+	jobfile_remove(&a->state);
+}
+
+/* Deliver what waits in the spool (ours and `run`'s); what stays is counted. */
+void work_flush_spool(struct agent *a)
+{
+	struct flush_stats st;
+
+	if (spool_flush(a->c, &st) == 0)
+		a->spooled = st.pending;
+}
+
+/* ---- working on a job ---- */
+
+
+static int between(void *arg)
+{
+	return agent_stops || lease_lost(arg);
+}
+
+/*
+ * Get the job's kernel running: after a claim switch to it through the hook
+ * when it does not run already; after the hook (phase HOOK or BOOTING) it
+ * must run now. END_DONE with r filled when it runs.
+ */
+static enum work_end kernel_for(struct agent *a, const struct job *j, enum job_phase ph, struct lease *l,
+			   struct running *r, char *why)
+{
+	char err[512], now[300], want[300];
+	char *tail = NULL;
+	long wait_s = a->o->boot_wait_s > 0 ? a->o->boot_wait_s : AGENT_DEFAULT_BOOT_WAIT_S;
+	int st;
+
+	job_text(j, want, sizeof(want));
+	if (kswitch_running(a->running_cmd, r, err, sizeof(err)))
+		return work_because(why, "cannot tell the running kernel: %s", err), END_FAIL;
+	kswitch_text(r, now, sizeof(now));
+	if (kswitch_is(r, j->commit, j->release))
+		return END_DONE;
+	if (ph == JOB_HOOK || ph == JOB_BOOTING)
+		return work_because(why, "after the kernel hook the machine runs %s, not the job's %s%s",
+			       now, want,
+			       ph == JOB_HOOK ? " (the hook was interrupted before it ended)" : ""),
+		       END_FAIL;
+	if (!a->hook)
+		return work_because(why,
+			       "the machine runs %s, the job wants %s, and its agent has no "
+			       "--kernel-hook to switch kernels",
+			       now, want),
+		       END_FAIL;
+	if (agent_stops)
+		return END_RELEASE; /* no kernel switch begins after a SIGTERM */
+	if (jobfile_save(&a->state, j, JOB_HOOK))
+		return END_FATAL;
+	agent_say("job %ld: the machine runs %s: kernel hook for %s", j->id, now, want);
+	st = kswitch_hook(a->hook, j->commit, j->release, AGENT_HOOK_TAIL_MAX, &tail);
+	if (agent_stops) {
+		agent_say("job %ld: stopped during the kernel hook (exit status %d): the job stays in %s "
+		    "for the next start",
+		    j->id, st, a->state_path);
+		free(tail);
+		return END_KEPT;
+	}
+	if (lease_lost(l)) {
+		free(tail);
+		return END_LOST;
+	}
+	if (st) {
+		char line[600];
+		tail_line(tail, 400, line, sizeof(line));
+		if (st < 0)
+			work_because(why, "kernel hook %s cannot start: %s", a->hook[0], strerror(errno));
+		else
+			work_because(why, "kernel hook %s exited with status %d: %s", a->hook[0], st, line);
+		free(tail);
+		return END_FAIL;
+	}
+	free(tail);
+	if (jobfile_save(&a->state, j, JOB_BOOTING))
+		return END_FATAL;
+	agent_say("job %ld: kernel hook done: waiting up to %ld s for %s", j->id, wait_s, want);
+	for (double end = agent_mono() + (double)wait_s;;) {
+		if (agent_stops) {
+			agent_say("job %ld: stopped while waiting for the new kernel: the job stays in %s "
+			    "for the next start",
+			    j->id, a->state_path);
+			return END_KEPT;
+		}
+		if (lease_lost(l))
+			return END_LOST;
+		if (!kswitch_running(a->running_cmd, r, err, sizeof(err)) &&
+		    kswitch_is(r, j->commit, j->release))
+			return END_DONE;
+		if (agent_mono() >= end)
+			break;
+		agent_nap(1);
+	}
+	kswitch_text(r, now, sizeof(now));
+	return work_because(why, "the kernel hook exited 0, but %ld s later the machine still runs %s, "
+			    "not the job's %s",
+		       wait_s, now, want),
+	       END_FAIL;
+}
+
+/* The runs still wanted, each run as `run` makes it, posted naming the job. */
+static enum work_end run_all(struct agent *a, const struct job *j, const struct cat_test *t,
+			const struct running *r, struct lease *l, char *why)
+{
+	long k;
+
+	for (k = 0; k < j->runs; k++) {
+		struct run_opts ro;
+		enum outcome out;
+		json_t *doc;
+		int st;
+
+		if (agent_stops || lease_lost(l))
+			break;
+		memset(&ro, 0, sizeof(ro));
+		ro.meta.suite = t->suite;
+		ro.meta.params = t->params;
+		ro.meta.variant = t->variant;
+		ro.meta.commit = j->commit[0] ? j->commit : NULL;
+		ro.meta.release = r->release_given ? r->release : NULL;
+		ro.meta.job_id = j->id;
+		ro.parser = t->format;
+		ro.iterations = t->iterations;
+		ro.profile = t->profile;
+		ro.lock_contention = t->lock_contention;
+		ro.quiet = 1;
+		ro.argv = t->argv;
+		ro.between = between;
+		ro.between_arg = l;
+		agent_say("job %ld: run %ld of %ld: test %s, %ld iteration%s", j->id, k + 1, j->runs,
+		    t->name, t->iterations, t->iterations == 1 ? "" : "s");
+		doc = run_measure(a->c, &ro, &st);
+		if (st && (agent_stops || lease_lost(l))) {
+			/* stopped between iterations, or the command died of the same signal */
+			json_decref(doc);
+			break;
+		}
+		if (st == EXIT_UNAVAILABLE && !doc)
+			return work_because(why, "test %s: perf cannot record here for its profile or "
+					    "lock_contention (see the agent's log)",
+				       t->name),
+			       END_FAIL;
+		if (st) {
+			char line[600];
+			const char *out_tail = json_string_value(json_object_get(doc, "output_tail"));
+			tail_line(out_tail ? out_tail : "", 400, line, sizeof(line));
+			work_because(why, "test %s: %s %s (exit status %d): %s", t->name, t->argv[0],
+				st == 127 ? "cannot be run" : "failed", st, line);
+			json_decref(doc);
+			return END_FAIL;
+		}
+		rundoc_enforce_limits(doc);
+		out = rundoc_deliver(a->c, doc);
+		json_decref(doc);
+		if (out == OUTCOME_SPOOLED)
+			a->spooled++;
+		if (out == OUTCOME_REJECTED)
+			return work_because(why, "kperfd refused a run of test %s (kept in %s/%s/)",
+				       t->name, a->c->spool, SPOOL_REJECTED_DIR),
+			       END_FAIL;
+		if (out == OUTCOME_LOST)
+			return END_FATAL;
+	}
+	if (lease_lost(l)) {
+		agent_say("job %ld: %s: stopped after %ld of %ld runs", j->id, l->why, k, j->runs);
+		return END_LOST;
+	}
+	return k < j->runs ? END_RELEASE : END_DONE;
+}
+
+/* After the last run: kperfd should call the job done. */
+static void check_done(struct agent *a, const struct job *j)
+{
+	struct post_result r;
+	char path[64];
+	json_t *ans = NULL;
+	const char *state, *holder;
+	long st, runs = 0, done = 0;
+
+	if (a->spooled)
+		work_flush_spool(a);
+	snprintf(path, sizeof(path), "/api/v1/jobs/%ld", j->id);
+	st = post_request(a->c, "GET", path, NULL, 0, a->c->timeout_s, NULL, NULL, &r);
+	if (st == 200)
+		ans = json_loads(r.body, 0, NULL);
+	post_result_release(&r);
+	state = json_string_value(json_object_get(ans, "state"));
+	holder = json_string_value(json_object_get(ans, "leased_to"));
+	job_int(json_object_get(ans, "runs"), 0, 1000, &runs);
+	job_int(json_object_get(ans, "runs_done"), 0, 1000, &done);
+	if (state && !strcmp(state, "done")) {
+		agent_say("job %ld done: %ld of %ld runs", j->id, done, runs);
+	} else if (state && !strcmp(state, "running") && holder && !strcmp(holder, a->machine) &&
+		   !a->spooled) {
+		char why[WHY_SIZE];
+		work_because(why,
+			"all runs were posted but kperfd counts %ld of %ld: they do not match the job "
+			"(machine, commit, test or variant)",
+			done, runs);
+		work_fail(a, j, why);
+	} else {
+		agent_say("job %ld: runs posted%s; kperfd says the job is %s", j->id,
+		    a->spooled ? " (some wait in the spool)" : "", state ? state : "unknown");
+	}
+	json_decref(ans);
+	jobfile_remove(&a->state);
+}
+
+/*
+ * Whether the runs will carry the job's variant: kperfd counts a run toward
+ * a job only when its variant (the knobs detected as `run` does, plus the
+ * test's own) is exactly the job's. 1, or 0 with why said.
+ */
+/* The job's knobs must be the machine's (detected, and set by the test's
+ * command): a job names the knobs it cares about, the others may be anything,
+ * as kperfd counts a run toward a job. */
+static int variant_fits(const struct job *j, const struct cat_test *t, char *why)
+{
+	json_t *v = knobs_variant(), *want;
+	const char *key;
+	int fits = 1;
+
+	json_object_update(v, t->variant);
+	json_object_foreach(j->variant, key, want)
+		fits &= json_equal(json_object_get(v, key), want);
+	if (!fits) {
+		char *mine = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
+		char *theirs = json_dumps(j->variant, JSON_COMPACT | JSON_SORT_KEYS);
+		work_because(why, "the machine's variant is %s and the job's %s: its runs would not count",
+			mine, theirs);
+		free(mine);
+		free(theirs);
+	}
+	json_decref(v);
+	return fits;
+}
+
+/* Work on a claimed or resumed job until it ends; END_DONE, END_RELEASE, ... as done. */
+enum work_end work_job(struct agent *a, const struct job *j, enum job_phase ph)
+{
+	const struct cat_test *t = catalogue_find(&a->cat, j->suite, j->params);
+	char why[WHY_SIZE] = "";
+	struct running r;
+	struct lease l;
+	enum work_end e;
+
+	if (!t) {
+		char *p = json_dumps(j->params, JSON_COMPACT | JSON_SORT_KEYS);
+		work_because(why, "suite %s with params %s is not in this machine's catalogue", j->suite,
+			p);
+		free(p);
+		work_fail(a, j, why);
+		return END_FAIL;
+	}
+	if (ph == JOB_CLAIMED && jobfile_save(&a->state, j, JOB_CLAIMED)) {
+		work_give_back(a, j);
+		return END_FATAL;
+	}
+	if (lease_start(&l, a->c, a->machine, j->id, j->lease_s)) {
+		err_msg("job %ld: no heartbeat thread: %s", j->id, strerror(errno));
+		work_give_back(a, j);
+		return END_FATAL;
+	}
+	e = kernel_for(a, j, ph, &l, &r, why);
+	if (e == END_DONE) {
+		if (!variant_fits(j, t, why))
+			e = END_FAIL;
+		else if (jobfile_save(&a->state, j, JOB_RUNNING))
+			e = END_FATAL;
+		else
+			e = run_all(a, j, t, &r, &l, why);
+	}
+	lease_stop(&l); /* before fail and release: no heartbeat crosses them */
+	switch (e) {
+	case END_DONE:
+		check_done(a, j);
+		break;
+	case END_FAIL:
+		work_fail(a, j, why);
+		break;
+	case END_LOST:
+		agent_say("job %ld: the lease was lost (%s); dropped", j->id, l.why);
+		jobfile_remove(&a->state);
+		break;
+	case END_RELEASE:
+	case END_FATAL:
+		work_give_back(a, j);
+		break;
+	case END_KEPT:
+		break;
+	}
+	return e;
+}
