@@ -213,6 +213,120 @@ static void say_iteration(const struct run_opts *o, long i, double t, json_t *m,
 		     *monitors ? "; " : "", monitors);
 }
 
+/*
+ * Iteration i's command between two counter snapshots, pm's recorders
+ * stopped after the second; its times and counter deltas into metrics, its
+ * output into output, its seconds into *t. Returns its exit status, or -1
+ * with a message when it cannot be run.
+ */
+static int measure_once(const struct run_opts *o, long i, const char *what, struct perfmon *pm,
+			struct buf *output, json_t *metrics, double *t)
+{
+	struct progress_status ps;
+	struct snapshot before, after;
+	struct rusage ru;
+	char label[64], err[1024];
+	int st;
+
+	memset(&ru, 0, sizeof(ru));
+	snapshot_take(&before);
+	snprintf(label, sizeof(label), "iteration %ld/%ld", i, o->iterations);
+	progress_status_begin(&ps, label, what);
+	if (o->quiet)
+		ps.on = 0;
+	*t = mono();
+	st = spawn(o->argv, o->quiet, output, &ru, &ps);
+	*t = mono() - *t;
+	snapshot_take(&after);
+	if (perfmon_stop(pm, err, sizeof(err)))
+		err_msg("iteration %ld: %s", i, err);
+	if (st == -1) {
+		err_msg("cannot run %s: %s", o->argv[0], strerror(errno));
+	} else {
+		time_metrics(metrics, *t, &ru);
+		snapshot_delta(&before, &after, metrics);
+	}
+	snapshot_release(&before);
+	snapshot_release(&after);
+	return st;
+}
+
+/* The parser of --format, else of the suite (NULL: none). -1 with a message for an unknown
+ * --format. */
+static int choose_parser(const struct run_opts *o, const struct parser **p)
+{
+	*p = NULL;
+	if (o->parser && !(*p = parser_find(o->parser))) {
+		err_msg("unknown output format \"%s\" (see kperf-collect help)", o->parser);
+		return -1;
+	}
+	if (!*p)
+		*p = parser_find(o->meta.suite);
+	if (!*p && !o->quiet)
+		progress_say("no parser for suite \"%s\": only counters and times are kept",
+			     o->meta.suite);
+	return 0;
+}
+
+/* Iteration i's output parsed into doc's metrics, units and directions; returns its own
+ * metrics (a reference of the caller's). */
+static json_t *parse_iteration(const struct parser *p, long i, const struct buf *output,
+			       json_t *doc)
+{
+	struct parse_ctx pc;
+	char name[64];
+	json_t *parsed;
+
+	snprintf(name, sizeof(name), "output of iteration %ld", i);
+	parse_ctx_init(&pc, name);
+	if (parse_run(p, &pc, buf_str(output), output->len))
+		err_msg("%s", pc.err);
+	metrics_merge(json_object_get(doc, "metrics"), parse_metrics(&pc));
+	json_object_update(json_object_get(doc, "units"), pc.units);
+	json_object_update(json_object_get(doc, "directions"), pc.directions);
+	parsed = json_incref(parse_metrics(&pc));
+	parse_ctx_release(&pc);
+	return parsed;
+}
+
+/* An iteration's output onto the run's tail, of which the newest RUNDOC_OUTPUT_TAIL_MAX
+ * bytes (at least) are kept. */
+static void keep_tail(struct buf *tail, const struct buf *output)
+{
+	buf_append(tail, output->data ? output->data : "", output->len);
+	if (tail->len > 2 * RUNDOC_OUTPUT_TAIL_MAX) {
+		memmove(tail->data, tail->data + tail->len - RUNDOC_OUTPUT_TAIL_MAX,
+			RUNDOC_OUTPUT_TAIL_MAX);
+		tail->len = RUNDOC_OUTPUT_TAIL_MAX;
+	}
+}
+
+/* The run's own fields: duration, command, exit status, how it was collected, output tail. */
+static void describe_run(json_t *doc, const struct run_opts *o, double duration, int status,
+			 const struct buf *tail)
+{
+	json_t *how = json_pack("{s:I}", "iterations", (json_int_t)o->iterations);
+	char *s;
+
+	json_object_set_new(doc, "duration_s", json_real(duration));
+	s = command_line(o->argv);
+	json_object_set_new(doc, "command", json_string(s));
+	free(s);
+	json_object_set_new(doc, "exit_status", json_integer(status));
+	if (o->parser)
+		json_object_set_new(how, "format", json_string(o->parser));
+	if (o->profile)
+		json_object_set_new(how, "profile", json_true());
+	if (o->lock_contention)
+		json_object_set_new(how, "lock_contention", json_true());
+	if (json_object_size(o->meta.variant))
+		json_object_set(how, "variant", o->meta.variant);
+	json_object_set_new(doc, "collector", how);
+	s = rundoc_utf8_tail(buf_str(tail), tail->len, RUNDOC_OUTPUT_TAIL_MAX);
+	json_object_set_new(doc, "output_tail", json_string(s));
+	free(s);
+}
+
 json_t *run_measure(const struct collect_config *c, const struct run_opts *o, int *st_out)
 {
 	const struct parser *p = NULL;
@@ -222,20 +336,12 @@ json_t *run_measure(const struct collect_config *c, const struct run_opts *o, in
 	char monitors[256], what[320];
 	struct perfmon pm;
 	double t0 = mono();
-	int status = 0, unavailable = 0;
+	int status = 0, unavailable = 0, stopped = 0;
 	char err[1024];
-	char *s;
 
 	*st_out = EXIT_USAGE;
-	if (o->parser && !(p = parser_find(o->parser))) {
-		err_msg("unknown output format \"%s\" (see kperf-collect help)", o->parser);
+	if (choose_parser(o, &p))
 		return NULL;
-	}
-	if (!p)
-		p = parser_find(o->meta.suite);
-	if (!p && !o->quiet)
-		progress_say("no parser for suite \"%s\": only counters and times are kept",
-			     o->meta.suite);
 	if (perfmon_init(&pm, &po, err, sizeof(err))) {
 		err_msg("%s", err);
 		perfmon_release(&pm);
@@ -256,15 +362,11 @@ json_t *run_measure(const struct collect_config *c, const struct run_opts *o, in
 	directions = json_object_get(doc, "directions");
 	add_time_units(units);
 	for (long i = 0; i < o->iterations; i++) {
-		struct progress_status ps;
-		struct snapshot before, after;
-		struct rusage ru;
 		json_t *parsed = NULL;
-		char label[64], summary[128] = "";
+		char summary[128] = "";
 		double t;
 		int st;
 
-		memset(&ru, 0, sizeof(ru));
 		buf_reset(&output);
 		/* perf's start and stop outside the counters' interval: its own page
 		 * faults and writes are not the benchmark's */
@@ -273,50 +375,17 @@ json_t *run_measure(const struct collect_config *c, const struct run_opts *o, in
 			unavailable = 1;
 			break;
 		}
-		snapshot_take(&before);
-		snprintf(label, sizeof(label), "iteration %ld/%ld", i + 1, o->iterations);
-		progress_status_begin(&ps, label, what);
-		if (o->quiet)
-			ps.on = 0;
-		t = mono();
-		st = spawn(o->argv, o->quiet, &output, &ru, &ps);
-		t = mono() - t;
-		snapshot_take(&after);
-		if (perfmon_stop(&pm, err, sizeof(err)))
-			err_msg("iteration %ld: %s", i + 1, err);
+		st = measure_once(o, i + 1, what, &pm, &output, metrics, &t);
 		if (st == -1) {
-			err_msg("cannot run %s: %s", o->argv[0], strerror(errno));
 			status = 127;
-			snapshot_release(&before);
-			snapshot_release(&after);
 			break;
 		}
-		time_metrics(metrics, t, &ru);
-		snapshot_delta(&before, &after, metrics);
-		snapshot_release(&before);
-		snapshot_release(&after);
-		if (p) {
-			struct parse_ctx pc;
-			char name[64];
-			snprintf(name, sizeof(name), "output of iteration %ld", i + 1);
-			parse_ctx_init(&pc, name);
-			if (parse_run(p, &pc, buf_str(&output), output.len))
-				err_msg("%s", pc.err);
-			metrics_merge(metrics, parse_metrics(&pc));
-			json_object_update(units, pc.units);
-			json_object_update(directions, pc.directions);
-			parsed = json_incref(parse_metrics(&pc));
-			parse_ctx_release(&pc);
-		}
+		if (p)
+			parsed = parse_iteration(p, i + 1, &output, doc);
 		if (perfmon_collect(&pm, metrics, units, directions, summary, sizeof(summary), err,
 				    sizeof(err)))
 			err_msg("%s", err);
-		buf_append(&tail, output.data ? output.data : "", output.len);
-		if (tail.len > 2 * RUNDOC_OUTPUT_TAIL_MAX) {
-			memmove(tail.data, tail.data + tail.len - RUNDOC_OUTPUT_TAIL_MAX,
-				RUNDOC_OUTPUT_TAIL_MAX);
-			tail.len = RUNDOC_OUTPUT_TAIL_MAX;
-		}
+		keep_tail(&tail, &output);
 		status = st;
 		if (!status)
 			say_iteration(o, i + 1, t, parsed, units, directions, summary);
@@ -327,45 +396,23 @@ json_t *run_measure(const struct collect_config *c, const struct run_opts *o, in
 			break;
 		}
 		if (i + 1 < o->iterations && o->between && o->between(o->between_arg)) {
-			buf_release(&output);
-			buf_release(&tail);
-			json_decref(doc);
-			perfmon_release(&pm);
-			*st_out = RUN_STOPPED;
-			return NULL;
+			stopped = 1;
+			break;
 		}
 	}
-	if (unavailable) {
-		/* a monitor asked for could not record: no run without it */
+	if (unavailable || stopped) {
+		/* stopped between iterations, or a monitor asked for could not
+		 * record: no run without it */
 		buf_release(&output);
 		buf_release(&tail);
 		json_decref(doc);
 		perfmon_release(&pm);
-		*st_out = EXIT_UNAVAILABLE;
+		*st_out = stopped ? RUN_STOPPED : EXIT_UNAVAILABLE;
 		return NULL;
 	}
 	perfmon_environment(&pm, json_object_get(doc, "environment"));
 	perfmon_release(&pm);
-	json_object_set_new(doc, "duration_s", json_real(mono() - t0));
-	s = command_line(o->argv);
-	json_object_set_new(doc, "command", json_string(s));
-	free(s);
-	json_object_set_new(doc, "exit_status", json_integer(status));
-	{
-		json_t *how = json_pack("{s:I}", "iterations", (json_int_t)o->iterations);
-		if (o->parser)
-			json_object_set_new(how, "format", json_string(o->parser));
-		if (o->profile)
-			json_object_set_new(how, "profile", json_true());
-		if (o->lock_contention)
-			json_object_set_new(how, "lock_contention", json_true());
-		if (json_object_size(o->meta.variant))
-			json_object_set(how, "variant", o->meta.variant);
-		json_object_set_new(doc, "collector", how);
-	}
-	s = rundoc_utf8_tail(buf_str(&tail), tail.len, RUNDOC_OUTPUT_TAIL_MAX);
-	json_object_set_new(doc, "output_tail", json_string(s));
-	free(s);
+	describe_run(doc, o, mono() - t0, status, &tail);
 	buf_release(&output);
 	buf_release(&tail);
 	if (!json_object_size(metrics)) {
