@@ -153,6 +153,8 @@ int runcmd_start(struct runcmd *c)
 	}
 	if (c->pid == 0)
 		child(c, in, out, err, envp);
+	if (c->new_group)
+		setpgid(c->pid, c->pid); /* here too: a kill right after the start reaches the group */
 	if (envp != environ)
 		free(envp);
 	close_fd(&in[0]);
