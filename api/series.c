@@ -3,22 +3,38 @@
  * patches; for one series, each patch's KPI decisions against the series
  * base, and each version's last patch against the previous version's.
  */
+#include <string.h>
+
 #include "server/db/db.h"
 #include "lib/jsonw.h"
 #include "server/reads/series.h"
+#include "server/robot/posted.h"
 #include "server/stats/compare.h"
 #include "api/api.h"
 
 static const char SQL_LIST[] =
-	"WITH f AS (SELECT c.series_name AS name,"
-	"  array_agg(DISTINCT c.series_version ORDER BY c.series_version) AS versions,"
-	"  count(*) AS patches, max(c.committed_at) AS last_date,"
+	"WITH n AS (SELECT series_name AS name FROM commits WHERE series_name IS NOT NULL"
+	"  UNION SELECT name FROM posted_series),"
+	" f AS (SELECT n.name,"
+	"  (SELECT array_agg(DISTINCT c.series_version ORDER BY c.series_version) FROM commits c"
+	"   WHERE c.series_name = n.name) AS versions,"
+	"  (SELECT count(*) FROM commits c WHERE c.series_name = n.name) AS patches,"
+	"  (SELECT max(c.committed_at) FROM commits c WHERE c.series_name = n.name) AS last_date,"
 	"  (SELECT count(*) FROM run r JOIN commits c2 ON c2.id = r.commit_id"
-	"   WHERE c2.series_name = c.series_name) AS runs"
-	" FROM commits c WHERE c.series_name IS NOT NULL"
-	"  AND ($1::text IS NULL OR c.series_name = $1) GROUP BY c.series_name)"
-	" SELECT (SELECT count(*) FROM f), coalesce((SELECT json_agg(p) FROM (SELECT * FROM f"
-	"  ORDER BY last_date DESC NULLS LAST, name LIMIT $2 OFFSET $3) p), '[]')";
+	"   WHERE c2.series_name = n.name) AS runs,"
+	"  (SELECT json_agg(json_build_object('version', s.version, 'total', s.total, 'state',"
+	"    s.state, 'detail', s.state_detail, 'posted_at', s.posted_at, 'author', s.author_name,"
+	"    'subject', s.subject, 'mail', (SELECT a.state FROM plan_target pt JOIN alert a"
+	"     ON a.plan_target_id = pt.id WHERE pt.series_id = s.id ORDER BY a.id DESC LIMIT 1),"
+	"    'first_bad_position', (SELECT max(pt.first_bad_position) FROM plan_target pt"
+	"     WHERE pt.series_id = s.id)) ORDER BY s.version, s.id)"
+	"   FROM posted_series s WHERE s.name = n.name) AS posted,"
+	"  (SELECT max(s.created_at) FROM posted_series s WHERE s.name = n.name) AS posted_last"
+	" FROM n WHERE ($1::text IS NULL OR n.name = $1))"
+	" SELECT (SELECT count(*) FROM f), coalesce((SELECT json_agg(p) FROM (SELECT name, versions,"
+	"  patches, last_date, runs, posted FROM f"
+	"  ORDER BY greatest(last_date, posted_last) DESC NULLS LAST, name LIMIT $2 OFFSET $3) p),"
+	"  '[]')";
 
 void api_series_list(struct request *rq, struct reply *rp)
 {
@@ -111,7 +127,7 @@ static int put_version(PGconn *c, PGresult *versions, int vi, struct buf *b, lon
 
 void api_series_get(struct request *rq, struct reply *rp)
 {
-	struct buf *b = &rp->body;
+	struct buf *b = &rp->body, posted = BUF_INIT;
 	PGresult *v = NULL;
 	long prev = 0;
 	PGconn *c = db_get();
@@ -125,12 +141,16 @@ void api_series_get(struct request *rq, struct reply *rp)
 		reply_db_error(rp, c, v, "reading the series");
 		goto out;
 	}
-	if (PQntuples(v) == 0) {
+	if (posted_versions_json(c, rq->arg, &posted)) {
+		reply_db_status(rp, 503, "reading the posted series");
+		goto out;
+	}
+	if (PQntuples(v) == 0 && !strcmp(posted.data, "[]")) {
 		reply_error(rp, 404, "not_found", "name", "no series \"%s\"", rq->arg);
 		goto out;
 	}
 	buf_puts(b, "{\"name\":");
-	jsonw_str(b, PQgetvalue(v, 0, SERIES_V_NAME));
+	jsonw_str(b, PQntuples(v) ? PQgetvalue(v, 0, SERIES_V_NAME) : rq->arg);
 	buf_puts(b, ",\"versions\":[");
 	for (int i = 0; i < PQntuples(v); i++) {
 		long last = 0;
@@ -151,9 +171,10 @@ void api_series_get(struct request *rq, struct reply *rp)
 		buf_putc(b, '}');
 		prev = last;
 	}
-	buf_puts(b, "]}");
+	buf_printf(b, "],\"posted\":%s}", posted.data);
 	rp->status = 200;
 	rp->content_type = "application/json";
 out:
+	buf_release(&posted);
 	PQclear(v);
 }

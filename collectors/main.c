@@ -36,7 +36,7 @@ static const char usage_text[] =
 	"        --profile: perf record -a -g beside each iteration (perf-profile.*)\n"
 	"        --lock-contention: perf lock record -a beside each (perf-lock.*)\n"
 	"  agent --catalogue FILE [--kernel-hook CMD] [--running-cmd CMD] [--state DIR]\n"
-	"      [--idle-exit SECONDS] [--boot-wait SECONDS] [--check]\n"
+	"      [--idle-exit SECONDS] [--boot-wait SECONDS] [--tree DIR [--inbox URL]...] [--check]\n"
 	"        claim kperfd's jobs for the tests of FILE, switch kernels with CMD SHA RELEASE,\n"
 	"        run each test as `run` does and post its runs naming the job\n"
 	"  flush                 resend spooled runs (safe from cron: takes a lock)\n"
@@ -222,7 +222,20 @@ static int cmd_agent(struct cli *cl)
 			o.idle_exit_s = parse_count("--idle-exit", v, 31536000);
 		else if ((v = opt_value(cl->nrest, a, &i, "--boot-wait")))
 			o.boot_wait_s = parse_count("--boot-wait", v, 86400);
-		else if (!strcmp(a[i], "--check"))
+		else if ((v = opt_value(cl->nrest, a, &i, "--tree")))
+			o.tree = v;
+		else if ((v = opt_value(cl->nrest, a, &i, "--inbox"))) {
+			if (o.ninboxes == AGENT_INBOXES_MAX) {
+				err_msg("agent: at most %d --inbox", AGENT_INBOXES_MAX);
+				return EXIT_USAGE;
+			}
+			if (strncmp(v, "http://", 7) && strncmp(v, "https://", 8)) {
+				err_msg("agent: --inbox \"%s\": expected an http:// or https:// inbox URL",
+					v);
+				return EXIT_USAGE;
+			}
+			o.inboxes[o.ninboxes++] = v;
+		} else if (!strcmp(a[i], "--check"))
 			o.check = 1;
 		else {
 			err_msg("agent: unexpected \"%s\"", a[i]);
@@ -233,9 +246,13 @@ static int cmd_agent(struct cli *cl)
 		err_msg("agent needs --catalogue FILE");
 		return EXIT_USAGE;
 	}
+	if (o.ninboxes && !o.tree) {
+		err_msg("agent: --inbox needs --tree DIR, the git tree series are applied in");
+		return EXIT_USAGE;
+	}
 	if ((o.kernel_hook && !*o.kernel_hook) || (o.running_cmd && !*o.running_cmd) ||
-	    (o.state_dir && !*o.state_dir)) {
-		err_msg("agent: --kernel-hook, --running-cmd and --state need a value");
+	    (o.state_dir && !*o.state_dir) || (o.tree && !*o.tree)) {
+		err_msg("agent: --kernel-hook, --running-cmd, --state and --tree need a value");
 		return EXIT_USAGE;
 	}
 	return agent_command(&cl->cfg, &o);

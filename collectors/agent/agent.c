@@ -114,7 +114,7 @@ static int resume(struct agent *a)
 	}
 	agent_say("job %ld: resuming it (it was %s when the agent stopped)", j.id, job_phase_name(ph));
 	work_flush_spool(a);
-	while ((st = lease_call(a->c, a->machine, j.id, "heartbeat", NULL, a->c->timeout_s, &ans,
+	while ((st = lease_call(a->c, a->machine, j.id, "heartbeat", NULL, 0, a->c->timeout_s, &ans,
 				what, sizeof(what))) != 200) {
 		if (lease_status_lost(st)) {
 			agent_say("job %ld: %s: the lease was lost meanwhile; dropped", j.id, what);
@@ -148,8 +148,10 @@ static json_t *claim_body(struct agent *a, const struct running *r, json_t *offe
 	json_object_set_new(running, "release",
 			    r->release[0] ? json_string(r->release) : json_null());
 	/* without a kernel hook it can run only jobs on the kernel it runs */
-	return json_pack("{s:s,s:o,s:O,s:I,s:b}", "machine", a->machine, "running", running, "tests",
-			 offer, "wait_s", (json_int_t)wait_s, "switch", a->hook != NULL);
+	/* with a git tree it also takes jobs whose kernel is a posted series */
+	return json_pack("{s:s,s:o,s:O,s:I,s:b,s:b}", "machine", a->machine, "running", running,
+			 "tests", offer, "wait_s", (json_int_t)wait_s, "switch", a->hook != NULL,
+			 "tree", a->o->tree != NULL);
 }
 
 /* A 200 to a claim: work on its job. -1 to go on, else the exit status. */
@@ -315,6 +317,7 @@ int agent_command(const struct collect_config *c, const struct agent_opts *o)
 		goto out;
 	}
 	snprintf(a.state_path, sizeof(a.state_path), "%s/%s", dir, AGENT_STATE_FILE);
+	snprintf(a.state_dir, sizeof(a.state_dir), "%s", dir);
 	a.state.path = a.state_path;
 	a.state.server = c->server;
 	a.state.machine = a.machine;

@@ -23,6 +23,9 @@
 /* Longest wait between attempts while kperfd does not answer, seconds. */
 #define AGENT_BACKOFF_MAX_S 30
 
+/* Inboxes an agent applies series from (--inbox). */
+#define AGENT_INBOXES_MAX 16
+
 struct agent_opts {
 	const char *catalogue;   /* the catalogue file; required */
 	const char *kernel_hook; /* "CMD ARGS" run as CMD ARGS SHA RELEASE, or NULL */
@@ -30,6 +33,9 @@ struct agent_opts {
 	const char *state_dir;   /* NULL: AGENT_DEFAULT_STATE_DIR */
 	long idle_exit_s;        /* > 0: exit 0 after this long without a job */
 	long boot_wait_s;        /* 0: AGENT_DEFAULT_BOOT_WAIT_S */
+	const char *tree;        /* a git tree: jobs' commits checked out, series applied; or NULL */
+	const char *inboxes[AGENT_INBOXES_MAX]; /* where series may come from (--inbox) */
+	int ninboxes;
 	int check;               /* only read the catalogue and print its tests */
 };
 

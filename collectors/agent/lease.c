@@ -20,8 +20,8 @@ int lease_status_lost(long status)
 }
 
 long lease_call(const struct collect_config *c, const char *machine, long job_id,
-		const char *action, const char *reason, long timeout_s, json_t **answer, char *what,
-		size_t whatsz)
+		const char *action, const char *reason, int final, long timeout_s, json_t **answer,
+		char *what, size_t whatsz)
 {
 	struct post_result r;
 	struct buf path = BUF_INIT;
@@ -33,6 +33,8 @@ long lease_call(const struct collect_config *c, const char *machine, long job_id
 		*answer = NULL;
 	if (reason)
 		json_object_set_new(body, "reason", json_string(reason));
+	if (final)
+		json_object_set_new(body, "final", json_true());
 	text = json_dumps(body, JSON_COMPACT);
 	json_decref(body);
 	buf_printf(&path, "/api/v1/jobs/%ld/%s", job_id, action);
@@ -81,7 +83,7 @@ static void *beat(void *arg)
 			break;
 		pthread_mutex_unlock(&l->mu);
 		/* a heartbeat later than the next one is no use */
-		status = lease_call(l->c, l->machine, l->job_id, "heartbeat", NULL,
+		status = lease_call(l->c, l->machine, l->job_id, "heartbeat", NULL, 0,
 				    l->interval_s > 2 ? l->interval_s : 2, NULL, what, sizeof(what));
 		pthread_mutex_lock(&l->mu);
 		if (lease_status_lost(status)) {

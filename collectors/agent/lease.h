@@ -15,14 +15,15 @@
 
 /*
  * POST /api/v1/jobs/<id>/<action> ("heartbeat", "fail", "release") with
- * {"machine": machine[, "reason": reason]}, within timeout_s. Returns the HTTP status (0: no
+ * {"machine": machine[, "reason": reason][, "final": true]}, within
+ * timeout_s (final: a failure no machine could do better, it ends the job). Returns the HTTP status (0: no
  * answer); *answer (may be NULL) gets the parsed body of a 200 (the job),
  * else NULL. what is set to a short account of a failure (status, error
  * code and message, or why there was no answer).
  */
 long lease_call(const struct collect_config *c, const char *machine, long job_id,
-		const char *action, const char *reason, long timeout_s, json_t **answer, char *what,
-		size_t whatsz);
+		const char *action, const char *reason, int final, long timeout_s, json_t **answer,
+		char *what, size_t whatsz);
 
 /* A status saying the lease is gone for good: 401, 403, 404, 409. */
 int lease_status_lost(long status);

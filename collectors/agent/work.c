@@ -14,6 +14,7 @@
 #include "collectors/agent/jobfile.h"
 #include "collectors/agent/kswitch.h"
 #include "collectors/agent/lease.h"
+#include "collectors/agent/apply.h"
 #include "collectors/agent/work.h"
 #include "collectors/base/cutil.h"
 #include "collectors/deliver/post.h"
@@ -72,9 +73,15 @@ void work_because(char *why, const char *fmt, ...)
 
 void work_fail(struct agent *a, const struct job *j, const char *why)
 {
+	work_fail_final(a, j, why, 0);
+}
+
+void work_fail_final(struct agent *a, const struct job *j, const char *why, int final)
+{
 	/* valid UTF-8 whatever the hook or the benchmark printed */
 	char *reason = rundoc_utf8_tail(why, strlen(why), strlen(why)), what[512];
-	long st = lease_call(a->c, a->machine, j->id, "fail", reason, a->c->timeout_s, NULL, what,
+	long st = lease_call(a->c, a->machine, j->id, "fail", reason, final, a->c->timeout_s, NULL,
+			     what,
 			     sizeof(what));
 
 	if (st == 200)
@@ -88,7 +95,7 @@ void work_fail(struct agent *a, const struct job *j, const char *why)
 void work_give_back(struct agent *a, const struct job *j)
 {
 	char what[512];
-	long st = lease_call(a->c, a->machine, j->id, "release", NULL, a->c->timeout_s, NULL, what,
+	long st = lease_call(a->c, a->machine, j->id, "release", NULL, 0, a->c->timeout_s, NULL, what,
 			     sizeof(what));
 
 	if (st == 200)
@@ -337,6 +344,32 @@ static int variant_fits(const struct job *j, const struct cat_test *t, char *why
 }
 
 /* Work on a claimed or resumed job until it ends; END_DONE, END_RELEASE, ... as done. */
+/*
+ * With --tree: the job's commit checked out there, or its series applied
+ * on its base; a series job then names the commit made, in the state file
+ * too, so that a restart after the kernel hook knows which to expect.
+ */
+static enum work_end tree_for(struct agent *a, const struct job *j, char *why, int *final)
+{
+	struct apply_opts o = {a->o->tree, a->o->inboxes, (size_t)a->o->ninboxes, a->state_dir};
+	char head[41], text[WHY_SIZE];
+	struct job *w = (struct job *)j;
+
+	if (apply_job(a->c, &o, j, head, text, sizeof(text), final)) {
+		work_because(why, "%s", text);
+		return END_FAIL;
+	}
+	if (j->series.present) {
+		agent_say("job %ld: %ld patches of <%s> applied on %.12s: %s", j->id, j->series.patches,
+			  j->series.message_id, j->series.base, head);
+		snprintf(w->commit, sizeof(w->commit), "%s", head);
+		json_object_set_new(w->json, "commit", json_string(head));
+		if (jobfile_save(&a->state, j, JOB_CLAIMED))
+			return END_FATAL;
+	}
+	return END_DONE;
+}
+
 enum work_end work_job(struct agent *a, const struct job *j, enum job_phase ph)
 {
 	const struct cat_test *t = catalogue_find(&a->cat, j->suite, j->params);
@@ -344,6 +377,7 @@ enum work_end work_job(struct agent *a, const struct job *j, enum job_phase ph)
 	struct running r;
 	struct lease l;
 	enum work_end e;
+	int final = 0;
 
 	if (!t) {
 		char *p = json_dumps(j->params, JSON_COMPACT | JSON_SORT_KEYS);
@@ -362,7 +396,9 @@ enum work_end work_job(struct agent *a, const struct job *j, enum job_phase ph)
 		work_give_back(a, j);
 		return END_FATAL;
 	}
-	e = kernel_for(a, j, ph, &l, &r, why);
+	e = ph == JOB_CLAIMED && a->o->tree ? tree_for(a, j, why, &final) : END_DONE;
+	if (e == END_DONE)
+		e = kernel_for(a, j, ph, &l, &r, why);
 	if (e == END_DONE) {
 		if (!variant_fits(j, t, why))
 			e = END_FAIL;
@@ -377,7 +413,7 @@ enum work_end work_job(struct agent *a, const struct job *j, enum job_phase ph)
 		check_done(a, j);
 		break;
 	case END_FAIL:
-		work_fail(a, j, why);
+		work_fail_final(a, j, why, final);
 		break;
 	case END_LOST:
 		agent_say("job %ld: the lease was lost (%s); dropped", j->id, l.why);

@@ -20,6 +20,7 @@ struct agent {
 	char machine[MACHINE_NAME_MAX + 1];
 	char **hook, **running_cmd; /* words, or NULL */
 	char state_path[4096];
+	char state_dir[4096]; /* the state directory (scratch space for b4 too) */
 	struct jobfile state; /* at state_path */
 	double idle_since;
 	int spooled; /* runs of ours waiting in the spool */
@@ -53,6 +54,8 @@ void work_because(char *why, const char *fmt, ...) __attribute__((format(printf,
 /* Fail j with why, or give it back; either way its state file is removed. */
 void work_fail(struct agent *a, const struct job *j, const char *why);
 void work_give_back(struct agent *a, const struct job *j);
+/* work_fail, final: no machine could do better (the job ends at once). */
+void work_fail_final(struct agent *a, const struct job *j, const char *why, int final);
 /* Deliver what waits in the spool (ours and `run`'s); what stays is counted. */
 void work_flush_spool(struct agent *a);
 /* Work on a claimed or resumed job until it ends; END_DONE, END_RELEASE, ... as done. */

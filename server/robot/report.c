@@ -77,9 +77,9 @@ static const char SQL_FACTS[] =
 	"   AND x.machine_id = h.machine_id AND x.test_id = h.test_id"
 	"   AND x.variant_id = h.variant_id AND x.metric_id = h.metric_id), h.id) AS id FROM h)"
 	" SELECT mt.name, to_char(x.change_pct, 'FMSG990.0') || '%',"
-	"  CASE WHEN x.ci_lo_pct IS NOT NULL THEN format('95%% CI %s%% .. %s%% (%s), p = %s,'"
-	"   ' %s -> %s runs', to_char(x.ci_lo_pct, 'FMSG990.0'), to_char(x.ci_hi_pct, 'FMSG990.0'),"
-	"   coalesce(x.test_used, 'welch'), to_char(x.p_value, 'FM0.0EEEE'), x.base_runs,"
+	"  CASE WHEN x.ci_lo_pct IS NOT NULL THEN format('95%% CI %s%% .. %s%% (%s), p = %s, %s -> %s"
+	"   runs', to_char(x.ci_lo_pct, 'FMSG990.0'), to_char(x.ci_hi_pct, 'FMSG990.0'),"
+	"   coalesce(x.test_used, 'welch'), btrim(to_char(x.p_value, '9.9EEEE')), x.base_runs,"
 	"   x.target_runs) END,"
 	"  t.suite, t.params::text, v.knobs::text, m.name,"
 	"  format('%s: %s CPUs, %s sockets, %s MB memory, %s', m.name, coalesce(m.nr_cpus::text, '?'),"
@@ -269,16 +269,29 @@ static int queue_mail(PGconn *c, const struct target *t, const char *commit, con
 	return rc;
 }
 
-static void recipients(const char *to, const char *list, const char *cc, struct buf *ccs,
+/* Cc: the inbox's list and the plan's cc; the envelope: those and the
+ * author's address (to_addr), bare. */
+static void recipients(const char *to_addr, const char *list, const char *cc, struct buf *ccs,
 		       struct buf *rcpt)
 {
-	buf_puts(rcpt, to);
+	buf_puts(rcpt, to_addr);
 	if (list && *list)
 		buf_printf(ccs, "%s", list);
 	if (cc && *cc)
 		buf_printf(ccs, "%s%s", ccs->len ? ", " : "", cc);
 	if (ccs->len)
 		buf_printf(rcpt, ", %s", ccs->data);
+}
+
+/* The address in "Name <a@b>" (or a bare one), into out. */
+static void bare_address(const char *s, char *out, size_t cap)
+{
+	const char *lt = s ? strrchr(s, '<') : NULL, *gt = lt ? strchr(lt, '>') : NULL;
+
+	if (lt && gt)
+		snprintf(out, cap, "%.*s", (int)(gt - lt - 1), lt + 1);
+	else
+		snprintf(out, cap, "%s", s ? s : "");
 }
 
 /* A change of the head: found where it began, mailed as a reply there. */
@@ -352,7 +365,7 @@ static int report_change(PGconn *c, const struct target *t, PGresult *ch)
 		f.patch_url = link.data;
 		f.in_reply_to = irt.data;
 		f.references = refs.data;
-		recipients(to.data, col(pp, 0, 7), t->cc, &ccs, &rcpt);
+		recipients(email ? email : "", col(pp, 0, 7), t->cc, &ccs, &rcpt);
 		f.to = to.data;
 		f.cc = ccs.data;
 		buf_printf(&detail, "%s %s in patch %s/%s", f.metric, f.change, pos,
@@ -367,8 +380,9 @@ static int report_change(PGconn *c, const struct target *t, PGresult *ch)
 		f.branch = t->branch;
 		f.area = areabuf;
 		f.regzbot = t->regzbot;
-		recipients(author && strchr(author, '@') ? author : rcfg.from, NULL, t->cc, &ccs,
-			   &rcpt);
+		char addr[320];
+		bare_address(author && strchr(author, '@') ? author : rcfg.from, addr, sizeof(addr));
+		recipients(addr, NULL, t->cc, &ccs, &rcpt);
 		f.to = author && strchr(author, '@') ? author : rcfg.from;
 		f.cc = ccs.data;
 		buf_printf(&detail, "%s %s at %.12s", f.metric, f.change, f.sha);
@@ -450,7 +464,7 @@ static int report_clean(PGconn *c, const struct target *t)
 	f.lkp_table = table.data;
 	buf_printf(&to, "%s%s<%s>", col(s, 0, 2) ? PQgetvalue(s, 0, 2) : "",
 		   col(s, 0, 2) ? " " : "", col(s, 0, 3) ? PQgetvalue(s, 0, 3) : "");
-	recipients(to.data, col(s, 0, 4), t->cc, &ccs, &rcpt);
+	recipients(col(s, 0, 3) ? PQgetvalue(s, 0, 3) : "", col(s, 0, 4), t->cc, &ccs, &rcpt);
 	f.to = to.data;
 	f.cc = ccs.data;
 	rc = queue_mail(c, t, t->head, "clean", &f, rcpt.data);
