@@ -14,7 +14,8 @@ COLLECT_SHARED   := $(BUILD)/obj/lib/buf.o $(BUILD)/obj/lib/util.o \
 COLLECT_OBJ      := $(COLLECT_SRC:%.c=$(BUILD)/obj/%.o) $(COLLECT_SHARED)
 COLLECT_LIB_OBJ  := $(filter-out $(BUILD)/obj/collectors/main.o,$(COLLECT_OBJ))
 COLLECT_TEST_SRC := $(wildcard tests/collect/*.c)
-COLLECT_TEST_OBJ := $(COLLECT_TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/tests/integration/harness.o
+COLLECT_TEST_OBJ := $(COLLECT_TEST_SRC:%.c=$(BUILD)/obj/%.o) \
+                    $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/integration/harness*.c))
 
 # /proc/config.gz is read with zlib when its headers are there, else via zcat.
 COLLECT_ZLIB     := $(shell pkg-config --exists zlib 2>/dev/null && echo yes)

@@ -148,6 +148,37 @@ int harness_closed_port(void);
 long harness_call(const struct kperfd *k, const char *method, const char *path, const char *token,
 		  const char *body, json_t **j);
 
+/*
+ * A run document for POST /api/v1/runs (harness_run.c):
+ *   {"run_id", "machine": {"name", machine_more...},
+ *    "kernel": {"commit", "parent", "release", kernel_more...},
+ *    "test": {"suite", "params"}, more..., "metrics"}
+ * A NULL string or object is left out, and so is an object left empty.
+ * The json_t members are stolen by harness_run_doc: a run_doc is used once.
+ */
+struct run_doc {
+	const char *run_id;
+	const char *machine;  /* machine.name */
+	json_t *machine_more; /* further members of machine (cpu_model, ...) */
+	const char *commit;   /* kernel.commit */
+	const char *parent;   /* kernel.parent */
+	const char *release;  /* kernel.release */
+	json_t *kernel_more;  /* further members of kernel (series, subject, ...) */
+	const char *suite;    /* test.suite */
+	json_t *params;       /* test.params */
+	json_t *more;         /* further top-level members (command, job, variant, ...) */
+	json_t *metrics;      /* metric name -> array of samples */
+};
+
+/* The document of d, a new reference. */
+json_t *harness_run_doc(const struct run_doc *d);
+/* POST d's document to k's /api/v1/runs with token (NULL: TOKEN_COLLECTOR);
+ * the status. The answer goes into *r when r is not NULL (resp_release it). */
+long harness_post_run(const struct kperfd *k, const char *token, const struct run_doc *d,
+		      struct resp *r);
+/* The same with the collector token, asserting the run is stored (201). */
+void harness_store_run(const struct kperfd *k, const struct run_doc *d);
+
 /* The usual suite: each test gets K, a kperfd on a fresh database of the test
  * cluster, stopped (and its database dropped) after it. */
 #define KPERFD_SUITE(name, secs)                                                     \

@@ -71,20 +71,29 @@ static void subscribe(const char *json)
 
 static void post_run(const char *id, const char *sha, const char *parent, double tput)
 {
-	char body[2048];
-	snprintf(body, sizeof(body),
-		 "{\"run_id\":\"%s\",\"machine\":{\"name\":\"lkp-bdw-ex2\",\"cpu_model\":"
-		 "\"Xeon E7-8890 v4\",\"nr_cpus\":160,\"sockets\":4,\"memory_mb\":262144},"
-		 "\"kernel\":{\"commit\":\"%s\"%s%s%s,\"subject\":\"%s\",\"files\":[\"mm/vmscan.c\"],"
-		 "\"message_id\":\"<patch-%s@example.org>\"},"
-		 "\"test\":{\"suite\":\"vm-scalability\",\"params\":{\"test\":\"lru-file-mmap-read\","
-		 "\"runtime\":\"300s\"}},\"command\":\"./case-lru-file-mmap-read\","
-		 "\"metrics\":{\"vm-scalability.throughput\":[%.0f]}}",
-		 id, sha, parent ? ",\"parent\":\"" : "", parent ? parent : "", parent ? "\"" : "",
-		 !strcmp(sha, CHILD) ? "mm: base LRU balancing on an explicit cost model"
-				     : "mm: a commit",
-		 sha, tput);
-	post("/api/v1/runs", TOKEN_COLLECTOR, body);
+	char msgid[80];
+	struct run_doc d = {
+		.run_id = id,
+		.machine = "lkp-bdw-ex2",
+		.machine_more = json_pack("{s:s,s:i,s:i,s:i}", "cpu_model", "Xeon E7-8890 v4",
+					  "nr_cpus", 160, "sockets", 4, "memory_mb", 262144),
+		.commit = sha,
+		.parent = parent,
+		.suite = "vm-scalability",
+		.params = json_pack("{s:s,s:s}", "test", "lru-file-mmap-read", "runtime", "300s"),
+		.more = json_pack("{s:s}", "command", "./case-lru-file-mmap-read"),
+		.metrics = json_pack("{s:[I]}", "vm-scalability.throughput", (json_int_t)tput),
+	};
+	struct resp r;
+
+	snprintf(msgid, sizeof(msgid), "<patch-%s@example.org>", sha);
+	d.kernel_more = json_pack("{s:s,s:[s],s:s}", "subject",
+				  !strcmp(sha, CHILD) ? "mm: base LRU balancing on an explicit cost model"
+						      : "mm: a commit",
+				  "files", "mm/vmscan.c", "message_id", msgid);
+	harness_post_run(&K, NULL, &d, &r);
+	cr_assert(r.status == 201 || r.status == 200, "run %s: %ld %s", id, r.status, r.body);
+	resp_release(&r);
 }
 
 static void post_pair(void)

@@ -58,9 +58,8 @@ static double noise(int k, int salt, int i, int j)
 
 static void post_run(const char *machine, int k, int i)
 {
-	char body[2048], sha[41], parent[41], id[64];
+	char sha[41], parent[41], id[64];
 	double t[ITERS], e[ITERS];
-	struct resp r;
 
 	sha_of(sha, k);
 	sha_of(parent, k - 1);
@@ -69,16 +68,15 @@ static void post_run(const char *machine, int k, int i)
 		e[j] = elapsed_of(k) * (1 + noise(k, 3, i, j + 1));
 	}
 	snprintf(id, sizeof(id), "%s-%d-%d", machine, k, i);
-	snprintf(body, sizeof(body),
-		 "{\"run_id\":\"%s\",\"machine\":{\"name\":\"%s\"},"
-		 "\"kernel\":{\"commit\":\"%s\"%s%s%s},"
-		 "\"test\":{\"suite\":\"vm-scalability\",\"params\":{\"test\":\"lru-file-mmap-read\"}},"
-		 "\"metrics\":{\"" TPUT "\":[%.17g,%.17g],\"" ELAPSED "\":[%.17g,%.17g]}}",
-		 id, machine, sha, k ? ",\"parent\":\"" : "", k ? parent : "", k ? "\"" : "", t[0],
-		 t[1], e[0], e[1]);
-	http_post_json(&K, "/api/v1/runs", TOKEN_COLLECTOR, body, &r);
-	cr_assert_eq(r.status, 201, "%s: %ld %s", id, r.status, r.body);
-	resp_release(&r);
+	harness_store_run(&K, &(struct run_doc){
+		.run_id = id,
+		.machine = machine,
+		.commit = sha,
+		.parent = k ? parent : NULL,
+		.suite = "vm-scalability",
+		.params = json_pack("{s:s}", "test", "lru-file-mmap-read"),
+		.metrics = json_pack("{s:[f,f],s:[f,f]}", TPUT, t[0], t[1], ELAPSED, e[0], e[1]),
+	});
 }
 
 static void post_commit(int k)

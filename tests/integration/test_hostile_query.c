@@ -210,13 +210,17 @@ static void post(const char *target, const char *auth, json_t *doc)
 
 static void post_run(const char *run_id, const char *release, json_t *metrics, json_t *kernel)
 {
-	json_t *doc =
-	    json_pack("{s:s, s:{s:s}, s:o, s:{s:s}, s:{s:s, s:{s:s}}, s:o}", "run_id", run_id,
-	              "machine", "name", "hx-m1", "kernel", kernel, "variant", "thp", "never",
-	              "test", "suite", "hostile", "params", "nr_threads", "4", "metrics", metrics);
-
-	json_object_set_new(kernel, "release", json_string(release));
-	post("/api/v1/runs", AUTH_COLLECTOR, doc);
+	post("/api/v1/runs", AUTH_COLLECTOR,
+	     harness_run_doc(&(struct run_doc){
+		     .run_id = run_id,
+		     .machine = "hx-m1",
+		     .release = release,
+		     .kernel_more = kernel,
+		     .suite = "hostile",
+		     .params = json_pack("{s:s}", "nr_threads", "4"),
+		     .more = json_pack("{s:{s:s}}", "variant", "thp", "never"),
+		     .metrics = metrics,
+	     }));
 }
 
 Test(hostile, sql_in_query_parameters, .init = setup, .fini = teardown, .timeout = 300)

@@ -96,16 +96,19 @@ static long claim(const char *token, const char *machine, const char *running_sh
 static long post_run(const char *token, const char *run_id, const char *machine, const char *sha,
 		     long job)
 {
-	char body[1024], jobpart[64] = "";
-
-	if (job)
-		snprintf(jobpart, sizeof(jobpart), ",\"job\":{\"id\":%ld}", job);
-	snprintf(body, sizeof(body),
-		 "{\"run_id\":\"%s\",\"machine\":{\"name\":\"%s\"},\"kernel\":{\"commit\":\"%s\"},"
-		 "\"test\":{\"suite\":\"readtwice\",\"params\":{\"procs\":4}},"
-		 "\"metrics\":{\"readtwice.throughput\":[100,101]}%s}",
-		 run_id, machine, sha, jobpart);
-	return call("POST", "/api/v1/runs", token, body, NULL);
+	return harness_post_run(&K, token,
+				&(struct run_doc){
+					.run_id = run_id,
+					.machine = machine,
+					.commit = sha,
+					.suite = "readtwice",
+					.params = json_pack("{s:i}", "procs", 4),
+					.more = job ? json_pack("{s:{s:I}}", "job", "id", (json_int_t)job)
+						    : NULL,
+					.metrics = json_pack("{s:[i,i]}", "readtwice.throughput", 100,
+							     101),
+				},
+				NULL);
 }
 
 static json_t *get_job(long id)

@@ -21,24 +21,32 @@ KPERFD_SUITE(regress, 180);
 #define PARENT "a4fe1631f313f75c9d8f4b5e0e9cba1c1bd1d68e"
 #define CHILD "1431d4d11abb265e79cd44bed2f5ea93f1bcc57b"
 
+/* A sample as a collector prints it, with digits decimals: the document
+ * carries the printed value, an integer when digits is 0. */
+static json_t *printed(double v, int digits)
+{
+	char text[64];
+
+	snprintf(text, sizeof(text), "%.*f", digits, v);
+	return json_loads(text, JSON_DECODE_ANY, NULL);
+}
+
 static void post_run(const char *run_id, const char *sha, const char *parent, const char *series,
 		     double tput, double elapsed, double pgfault)
 {
-	char body[2048], kernel[512];
-	struct resp r;
-
-	snprintf(kernel, sizeof(kernel), "{\"commit\":\"%s\"%s%s%s%s%s}", sha,
-		 parent ? ",\"parent\":\"" : "", parent ? parent : "", parent ? "\"" : "",
-		 series ? ",\"series\":" : "", series ? series : "");
-	snprintf(body, sizeof(body),
-		 "{\"run_id\":\"%s\",\"machine\":{\"name\":\"lkp-bdw-ex2\"},\"kernel\":%s,"
-		 "\"test\":{\"suite\":\"vm-scalability\",\"params\":{\"test\":\"lru-file-mmap-read\"}},"
-		 "\"metrics\":{\"vm-scalability.throughput\":[%.0f],"
-		 "\"vm-scalability.time.elapsed_time\":[%.2f],\"proc-vmstat.pgfault\":[%.0f]}}",
-		 run_id, kernel, tput, elapsed, pgfault);
-	http_post_json(&K, "/api/v1/runs", TOKEN_COLLECTOR, body, &r);
-	cr_assert_eq(r.status, 201, "%s: %ld %s", run_id, r.status, r.body);
-	resp_release(&r);
+	harness_store_run(&K, &(struct run_doc){
+		.run_id = run_id,
+		.machine = "lkp-bdw-ex2",
+		.commit = sha,
+		.parent = parent,
+		.kernel_more = series ? json_pack("{s:s}", "series", series) : NULL,
+		.suite = "vm-scalability",
+		.params = json_pack("{s:s}", "test", "lru-file-mmap-read"),
+		.metrics = json_pack("{s:[o],s:[o],s:[o]}", "vm-scalability.throughput",
+				     printed(tput, 0), "vm-scalability.time.elapsed_time",
+				     printed(elapsed, 2), "proc-vmstat.pgfault",
+				     printed(pgfault, 0)),
+	});
 }
 
 /* The worker decides within a second or so: wait until the queue is empty
@@ -266,11 +274,11 @@ Test(regress, series_base_and_recovery)
 		snprintf(id, sizeof(id), "b%d", i);
 		post_run(id, BASE, NULL, NULL, 1000 + i, 100, 500);
 		snprintf(id, sizeof(id), "s1-%d", i);
-		post_run(id, P1, BASE, "\"lru v1\"", 1001 + i, 100, 500);
+		post_run(id, P1, BASE, "lru v1", 1001 + i, 100, 500);
 		snprintf(id, sizeof(id), "s2-%d", i);
-		post_run(id, P2, P1, "\"lru v1\"", 900 + i, 100, 500);
+		post_run(id, P2, P1, "lru v1", 900 + i, 100, 500);
 		snprintf(id, sizeof(id), "s3-%d", i);
-		post_run(id, P3, P2, "\"lru v1\"", 901 + i, 100, 500);
+		post_run(id, P3, P2, "lru v1", 901 + i, 100, 500);
 	}
 	settle();
 	j = harness_get_json(&K, "/api/v1/regressions?series=lru", 200);
