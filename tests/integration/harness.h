@@ -90,6 +90,9 @@ int harness_wait_port(int port, int seconds);
 /* A real SMTP server (Debian's python3-aiosmtpd) on 127.0.0.1:port writing
  * a Maildir under dir; port 0 picks one (*port gets it). Returns its pid. */
 pid_t smtp_start(int *port, const char *dir);
+/* The same refusing messages over max_bytes (its SIZE extension, 552);
+ * max_bytes 0: aiosmtpd's own limit, 32 MiB. */
+pid_t smtp_start_limit(int *port, const char *dir, long max_bytes);
 void smtp_stop(pid_t pid);
 /* Messages delivered to the Maildir, and the text of the i-th (malloc'd). */
 int maildir_count(const char *dir);

@@ -6,12 +6,9 @@
  * SMTP server kept in the server's own words.
  */
 #include <criterion/criterion.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tests/integration/harness.h"
@@ -30,27 +27,10 @@ static const char *env[] = {env_url, "KPERF_ALERT_SETTLE_S=1", "KPERF_SMTP_RETRY
  * (its SIZE extension) when max_bytes > 0. */
 static void smtp_up(long max_bytes)
 {
-	char listen[64], size[32];
-	int port = harness_free_port();
+	int port = 0;
 
 	harness_tmpdir(maildir, sizeof(maildir), "mailtext");
-	if (max_bytes <= 0) {
-		smtp_pid = smtp_start(&port, maildir);
-	} else {
-		snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
-		snprintf(size, sizeof(size), "%ld", max_bytes);
-		smtp_pid = fork();
-		cr_assert_neq(smtp_pid, -1);
-		if (smtp_pid == 0) {
-			int fd = open("/dev/null", O_WRONLY);
-			dup2(fd, 1);
-			dup2(fd, 2);
-			execl("/usr/bin/python3", "python3", "-m", "aiosmtpd", "-n", "-s", size, "-l",
-			      listen, "-c", "aiosmtpd.handlers.Debugging", (char *)NULL);
-			_exit(127);
-		}
-		cr_assert(harness_wait_port(port, 30), "the SMTP server did not start");
-	}
+	smtp_pid = smtp_start_limit(&port, maildir, max_bytes);
 	snprintf(env_url, sizeof(env_url), "KPERF_SMTP_URL=smtp://127.0.0.1:%d", port);
 	kperfd_env(env);
 	kperfd_start(&K, NULL);
