@@ -23,8 +23,8 @@
 #include "tests/integration/harness.h"
 #include "tests/collect/testutil.h"
 
-#define SHA_A "aaaa1631f313f75c9d8f4b5e0e9cba1c1bd1d68e"
-#define SHA_B "bbbb1631f313f75c9d8f4b5e0e9cba1c1bd1d68e"
+#define SHA_A HARNESS_SHA_A
+#define SHA_B HARNESS_SHA_B
 #define SHA_WRONG "1111111111111111111111111111111111111111"
 #define HOOK "tests/collect/hooks/record-kernel.sh"
 #define WORKLOAD "tests/collect/workloads/kernel-bench.sh"
@@ -37,17 +37,9 @@ static char url[64];
 
 static void setup(void)
 {
-	struct resp r;
-
 	kperfd_start(&K, NULL);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", K.port);
-	http_post_json(&K, "/api/v1/commits", TOKEN_COLLECTOR,
-		       "[{\"sha\":\"" SHA_A "\",\"subject\":\"mm: a\",\"release\":\"6.1.0-a\"},"
-		       "{\"sha\":\"" SHA_B "\",\"parent\":\"" SHA_A "\",\"subject\":\"mm: b\","
-		       "\"release\":\"6.1.0-b\"}]",
-		       &r);
-	cr_assert_eq(r.status, 201, "%s", r.body);
-	resp_release(&r);
+	harness_seed_commits(&K);
 }
 
 static void teardown(void)
@@ -257,11 +249,9 @@ static long queue(const char *json)
 static json_t *get_job(long id)
 {
 	char path[64];
-	json_t *j;
 
 	snprintf(path, sizeof(path), "/api/v1/jobs/%ld", id);
-	cr_assert_eq(call("GET", path, NULL, NULL, &j), 200);
-	return j;
+	return harness_get_json(&K, path, 200);
 }
 
 static const char *job_str(json_t *j, const char *key)
@@ -679,6 +669,22 @@ Test(agent, a_reboot_into_the_wrong_kernel_fails_the_job)
 #define BIS_COMMITS 16
 #define BIS_FIRST_BAD 10 /* commits are numbered 1..16 */
 
+/* A kbench run (case sleep) of samples (stolen) as kperf-collect posts it;
+ * the status. */
+static long post_kbench(const char *run_id, const char *machine, const char *sha, json_t *samples)
+{
+	struct run_doc d = {
+		.run_id = run_id,
+		.machine = machine,
+		.commit = sha,
+		.suite = "kbench",
+		.params = json_pack("{s:s}", "case", "sleep"),
+		.metrics = json_pack("{s:o}", "kbench.throughput", samples),
+	};
+
+	return harness_post_run(&K, NULL, &d, NULL);
+}
+
 static void bis_sha(char *out, size_t cap, int i)
 {
 	snprintf(out, cap, "cc%02d%036d", i, 0);
@@ -687,17 +693,15 @@ static void bis_sha(char *out, size_t cap, int i)
 /* One run of 5 iterations posted for commit i as kperf-collect would. */
 static void bis_post(int i)
 {
-	char body[1024], sha[48];
+	char id[32], sha[48];
 	int base = i >= BIS_FIRST_BAD ? 900 : 1000;
 
 	bis_sha(sha, sizeof(sha), i);
-	snprintf(body, sizeof(body),
-		 "{\"run_id\":\"bis-seed-%d\",\"machine\":{\"name\":\"lab-bis\"},"
-		 "\"kernel\":{\"commit\":\"%s\"},\"test\":{\"suite\":\"kbench\","
-		 "\"params\":{\"case\":\"sleep\"}},"
-		 "\"metrics\":{\"kbench.throughput\":[%d,%d,%d,%d,%d]}}",
-		 i, sha, base - 1, base + 2, base, base - 2, base + 1);
-	cr_assert_eq(call("POST", "/api/v1/runs", TOKEN_COLLECTOR, body, NULL), 201);
+	snprintf(id, sizeof(id), "bis-seed-%d", i);
+	cr_assert_eq(
+	    post_kbench(id, "lab-bis", sha,
+	                json_pack("[i,i,i,i,i]", base - 1, base + 2, base, base - 2, base + 1)),
+	    201);
 }
 
 /*
@@ -888,20 +892,12 @@ Test(agent, a_refuted_regression_mails_nothing, .timeout = 240)
 		pause_ms(100);
 	}
 	/* one run each: the child 1.5% slower, a regression as far as two runs tell */
-	cr_assert_eq(call("POST", "/api/v1/runs", TOKEN_COLLECTOR,
-			  "{\"run_id\":\"ref-a\",\"machine\":{\"name\":\"lab-ref\"},"
-			  "\"kernel\":{\"commit\":\"" SHA_A "\"},\"test\":{\"suite\":\"kbench\","
-			  "\"params\":{\"case\":\"sleep\"}},"
-			  "\"metrics\":{\"kbench.throughput\":[999,1001,1000,1002,998]}}",
-			  NULL),
-		     201);
-	cr_assert_eq(call("POST", "/api/v1/runs", TOKEN_COLLECTOR,
-			  "{\"run_id\":\"ref-b\",\"machine\":{\"name\":\"lab-ref\"},"
-			  "\"kernel\":{\"commit\":\"" SHA_B "\"},\"test\":{\"suite\":\"kbench\","
-			  "\"params\":{\"case\":\"sleep\"}},"
-			  "\"metrics\":{\"kbench.throughput\":[984,986,985,987,983]}}",
-			  NULL),
-		     201);
+	cr_assert_eq(post_kbench("ref-a", "lab-ref", SHA_A,
+	                         json_pack("[i,i,i,i,i]", 999, 1001, 1000, 1002, 998)),
+	             201);
+	cr_assert_eq(post_kbench("ref-b", "lab-ref", SHA_B,
+	                         json_pack("[i,i,i,i,i]", 984, 986, 985, 987, 983)),
+	             201);
 	for (double end = now_s() + 2 * WAIT_S; now_s() < end;) {
 		if (harness_count(&K, "SELECT count(*) FROM decision d JOIN metric m"
 				      " ON m.id = d.metric_id WHERE m.name = 'kbench.throughput'"

@@ -42,15 +42,9 @@ static void run_id_of(const char *text, char *out, size_t n)
 static json_t *get_run(const char *run_id)
 {
 	char path[300];
-	struct resp r;
-	json_t *j;
 
 	snprintf(path, sizeof(path), "/api/v1/runs/%s", run_id);
-	http_get(&K, path, &r);
-	cr_assert_eq(r.status, 200, "%s: %ld %s", path, r.status, r.body);
-	j = resp_json(&r);
-	resp_release(&r);
-	return j;
+	return harness_get_json(&K, path, 200);
 }
 
 static const char *str_at(json_t *doc, const char *a, const char *b)

@@ -473,6 +473,15 @@ void http_post_json(const struct kperfd *k, const char *path, const char *token,
 	http_call(k, "POST", path, token, "application/json", body, strlen(body), r);
 }
 
+void harness_post_ok(const struct kperfd *k, const char *path, const char *token, const char *body)
+{
+	struct resp r;
+
+	http_post_json(k, path, token, body, &r);
+	cr_assert(r.status == 201 || r.status == 200, "%s: %ld %s", path, r.status, r.body);
+	resp_release(&r);
+}
+
 void http_get(const struct kperfd *k, const char *path, struct resp *r)
 {
 	http_call(k, "GET", path, NULL, NULL, NULL, 0, r);

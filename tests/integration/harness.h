@@ -114,6 +114,8 @@ void http_call(const struct kperfd *k, const char *method, const char *path, con
 	       const char *content_type, const char *body, size_t len, struct resp *r);
 void http_post_json(const struct kperfd *k, const char *path, const char *token,
 		    const char *body, struct resp *r);
+/* POST body as JSON, asserting it is taken: 201, or 200 for what was already there. */
+void harness_post_ok(const struct kperfd *k, const char *path, const char *token, const char *body);
 void http_get(const struct kperfd *k, const char *path, struct resp *r);
 /* GET with one extra request header line, e.g. "Accept-Encoding: gzip". */
 void http_get_with(const struct kperfd *k, const char *path, const char *header, struct resp *r);
@@ -181,6 +183,12 @@ long harness_post_run(const struct kperfd *k, const char *token, const struct ru
 		      struct resp *r);
 /* The same with the collector token, asserting the run is stored (201). */
 void harness_store_run(const struct kperfd *k, const struct run_doc *d);
+
+/* Two commits, HARNESS_SHA_A ("mm: a", release 6.1.0-a) and its child
+ * HARNESS_SHA_B ("mm: b", 6.1.0-b), posted to k; asserts they are stored. */
+#define HARNESS_SHA_A "aaaa1631f313f75c9d8f4b5e0e9cba1c1bd1d68e"
+#define HARNESS_SHA_B "bbbb1631f313f75c9d8f4b5e0e9cba1c1bd1d68e"
+void harness_seed_commits(const struct kperfd *k);
 
 /* The usual suite: each test gets K, a kperfd on a fresh database of the test
  * cluster, stopped (and its database dropped) after it. */

@@ -1,7 +1,7 @@
 /*
- * harness_run.c - the run documents tests POST to /api/v1/runs: one
- * builder for the document's fixed shape (run_id, machine, kernel, test,
- * metrics) and one call that posts it to a kperfd of the harness.
+ * harness_run.c - the documents tests POST: one builder for the run
+ * document's fixed shape (run_id, machine, kernel, test, metrics), one call
+ * that posts it to a kperfd of the harness, and a two-commit history.
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -83,5 +83,19 @@ void harness_store_run(const struct kperfd *k, const struct run_doc *d)
 
 	harness_post_run(k, NULL, d, &r);
 	cr_assert_eq(r.status, 201, "run %s: %ld %s", d->run_id, r.status, r.body);
+	resp_release(&r);
+}
+
+void harness_seed_commits(const struct kperfd *k)
+{
+	struct resp r;
+
+	http_post_json(k, "/api/v1/commits", TOKEN_COLLECTOR,
+		       "[{\"sha\":\"" HARNESS_SHA_A "\",\"subject\":\"mm: a\","
+		       "\"release\":\"6.1.0-a\"},"
+		       "{\"sha\":\"" HARNESS_SHA_B "\",\"parent\":\"" HARNESS_SHA_A "\","
+		       "\"subject\":\"mm: b\",\"release\":\"6.1.0-b\"}]",
+		       &r);
+	cr_assert_eq(r.status, 201, "%s", r.body);
 	resp_release(&r);
 }

@@ -45,36 +45,35 @@ static void teardown(void)
 
 TestSuite(alert_text, .fini = teardown, .timeout = 180);
 
-static void post(const char *path, const char *token, const char *body)
-{
-	struct resp r;
-	http_post_json(&K, path, token, body, &r);
-	cr_assert(r.status == 201 || r.status == 200, "%s: %ld %s", path, r.status, r.body);
-	resp_release(&r);
-}
-
 /* Two runs a side of kbench, as kperf-collect posts them: the command, the
  * options it ran with; the patch halves ops_per_sec. */
 static void post_pair(void)
 {
-	char body[2048];
-
-	post("/api/v1/commits", TOKEN_COLLECTOR,
-	     "[{\"sha\":\"" BASE "\",\"subject\":\"mm: base\"},"
-	     "{\"sha\":\"" PATCH "\",\"parent\":\"" BASE "\",\"subject\":\"mm: vmscan: a change"
-	     " whose subject is long enough to fill the line\"}]");
+	harness_post_ok(&K, "/api/v1/commits", TOKEN_COLLECTOR,
+			"[{\"sha\":\"" BASE "\",\"subject\":\"mm: base\"},"
+			"{\"sha\":\"" PATCH "\",\"parent\":\"" BASE "\","
+			"\"subject\":\"mm: vmscan: a change whose subject is long enough to fill"
+			" the line\"}]");
 	for (int i = 0; i < 4; i++) {
-		int patch = i >= 2;
-		double v = patch ? 500 : 1000;
-		snprintf(body, sizeof(body),
-			 "{\"run_id\":\"mt-%d\",\"machine\":{\"name\":\"mt-box\"},"
-			 "\"kernel\":{\"commit\":\"%s\"},\"test\":{\"suite\":\"kbench\","
-			 "\"params\":{\"mode\":\"seq\"}},\"command\":\"kbench --time=3 --mode seq\","
-			 "\"collector\":{\"iterations\":3,\"format\":\"json\","
-			 "\"variant\":{\"thp\":\"never\"}},\"variant\":{\"thp\":\"never\","
-			 "\"lru_gen\":\"on\"},\"metrics\":{\"kbench.ops_per_sec\":[%g,%g,%g]}}",
-			 i, patch ? PATCH : BASE, v, v + 1, v - 1);
-		post("/api/v1/runs", TOKEN_COLLECTOR, body);
+		int patch = i >= 2, v = patch ? 500 : 1000;
+		char id[16];
+		struct run_doc d = {
+			.run_id = id,
+			.machine = "mt-box",
+			.commit = patch ? PATCH : BASE,
+			.suite = "kbench",
+			.params = json_pack("{s:s}", "mode", "seq"),
+			.more = json_pack("{s:s,s:{s:i,s:s,s:{s:s}},s:{s:s,s:s}}", "command",
+					  "kbench --time=3 --mode seq", "collector", "iterations", 3,
+					  "format", "json", "variant", "thp", "never", "variant", "thp",
+					  "never", "lru_gen", "on"),
+			.metrics = json_pack("{s:[i,i,i]}", "kbench.ops_per_sec", v, v + 1, v - 1),
+		};
+		long st;
+
+		snprintf(id, sizeof(id), "mt-%d", i);
+		st = harness_post_run(&K, NULL, &d, NULL);
+		cr_assert(st == 201 || st == 200, "run %s: %ld", id, st);
 	}
 }
 
@@ -107,8 +106,8 @@ Test(alert_text, unconfirmed_says_why_and_the_command_can_be_pasted)
 	char *m;
 
 	smtp_up(0);
-	post("/api/v1/subscriptions", TOKEN_ADMIN,
-	     "{\"email\":\"dev@example.org\",\"suite\":\"kbench\"}");
+	harness_post_ok(&K, "/api/v1/subscriptions", TOKEN_ADMIN,
+	                "{\"email\":\"dev@example.org\",\"suite\":\"kbench\"}");
 	post_pair();
 	m = first_mail();
 	cr_expect(strstr(m, "FYI, kperf noticed a -50.0% regression of kbench.ops_per_sec\n"
@@ -134,8 +133,8 @@ Test(alert_text, a_refusal_is_kept_in_the_servers_words)
 	double end;
 
 	smtp_up(300);
-	post("/api/v1/subscriptions", TOKEN_ADMIN,
-	     "{\"email\":\"dev@example.org\",\"suite\":\"kbench\"}");
+	harness_post_ok(&K, "/api/v1/subscriptions", TOKEN_ADMIN,
+	                "{\"email\":\"dev@example.org\",\"suite\":\"kbench\"}");
 	post_pair();
 	end = harness_now() + 60;
 	while (harness_count(&K, "SELECT count(*) FROM alert WHERE last_error IS NOT NULL") < 1 &&

@@ -56,17 +56,9 @@ static void teardown(void)
 
 TestSuite(alerts, .fini = teardown, .timeout = 180);
 
-static void post(const char *path, const char *token, const char *body)
-{
-	struct resp r;
-	http_post_json(&K, path, token, body, &r);
-	cr_assert(r.status == 201 || r.status == 200, "%s: %ld %s", path, r.status, r.body);
-	resp_release(&r);
-}
-
 static void subscribe(const char *json)
 {
-	post("/api/v1/subscriptions", TOKEN_ADMIN, json);
+	harness_post_ok(&K, "/api/v1/subscriptions", TOKEN_ADMIN, json);
 }
 
 static void post_run(const char *id, const char *sha, const char *parent, double tput)

@@ -68,7 +68,7 @@ static void post_run(const char *machine, int k, int i)
 		e[j] = elapsed_of(k) * (1 + noise(k, 3, i, j + 1));
 	}
 	snprintf(id, sizeof(id), "%s-%d-%d", machine, k, i);
-	harness_store_run(&K, &(struct run_doc){
+	struct run_doc d = {
 		.run_id = id,
 		.machine = machine,
 		.commit = sha,
@@ -76,7 +76,9 @@ static void post_run(const char *machine, int k, int i)
 		.suite = "vm-scalability",
 		.params = json_pack("{s:s}", "test", "lru-file-mmap-read"),
 		.metrics = json_pack("{s:[f,f],s:[f,f]}", TPUT, t[0], t[1], ELAPSED, e[0], e[1]),
-	});
+	};
+
+	harness_store_run(&K, &d);
 }
 
 static void post_commit(int k)

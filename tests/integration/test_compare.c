@@ -16,10 +16,7 @@ KPERFD_SUITE(compare, 120);
 
 static void post(const char *body)
 {
-	struct resp r;
-	http_post_json(&K, "/api/v1/runs", TOKEN_COLLECTOR, body, &r);
-	cr_assert(r.status == 201 || r.status == 200, "%ld %s", r.status, r.body);
-	resp_release(&r);
+	harness_post_ok(&K, "/api/v1/runs", TOKEN_COLLECTOR, body);
 }
 
 static void post_mglru(void)

@@ -210,17 +210,18 @@ static void post(const char *target, const char *auth, json_t *doc)
 
 static void post_run(const char *run_id, const char *release, json_t *metrics, json_t *kernel)
 {
-	post("/api/v1/runs", AUTH_COLLECTOR,
-	     harness_run_doc(&(struct run_doc){
-		     .run_id = run_id,
-		     .machine = "hx-m1",
-		     .release = release,
-		     .kernel_more = kernel,
-		     .suite = "hostile",
-		     .params = json_pack("{s:s}", "nr_threads", "4"),
-		     .more = json_pack("{s:{s:s}}", "variant", "thp", "never"),
-		     .metrics = metrics,
-	     }));
+	struct run_doc d = {
+		.run_id = run_id,
+		.machine = "hx-m1",
+		.release = release,
+		.kernel_more = kernel,
+		.suite = "hostile",
+		.params = json_pack("{s:s}", "nr_threads", "4"),
+		.more = json_pack("{s:{s:s}}", "variant", "thp", "never"),
+		.metrics = metrics,
+	};
+
+	post("/api/v1/runs", AUTH_COLLECTOR, harness_run_doc(&d));
 }
 
 Test(hostile, sql_in_query_parameters, .init = setup, .fini = teardown, .timeout = 300)

@@ -13,24 +13,16 @@
 
 #include "tests/integration/harness.h"
 
-#define SHA_A "aaaa1631f313f75c9d8f4b5e0e9cba1c1bd1d68e"
-#define SHA_B "bbbb1631f313f75c9d8f4b5e0e9cba1c1bd1d68e"
+#define SHA_A HARNESS_SHA_A
+#define SHA_B HARNESS_SHA_B
 #define TEST_RT "{\"suite\":\"readtwice\",\"params\":{\"procs\":\"4\"}}"
 
 static struct kperfd K;
 
 static void setup(void)
 {
-	struct resp r;
-
 	kperfd_start(&K, NULL);
-	http_post_json(&K, "/api/v1/commits", TOKEN_COLLECTOR,
-		       "[{\"sha\":\"" SHA_A "\",\"subject\":\"mm: a\",\"release\":\"6.1.0-a\"},"
-		       "{\"sha\":\"" SHA_B "\",\"parent\":\"" SHA_A "\",\"subject\":\"mm: b\","
-		       "\"release\":\"6.1.0-b\"}]",
-		       &r);
-	cr_assert_eq(r.status, 201, "%s", r.body);
-	resp_release(&r);
+	harness_seed_commits(&K);
 }
 
 static void teardown(void)
@@ -96,29 +88,25 @@ static long claim(const char *token, const char *machine, const char *running_sh
 static long post_run(const char *token, const char *run_id, const char *machine, const char *sha,
 		     long job)
 {
-	return harness_post_run(&K, token,
-				&(struct run_doc){
-					.run_id = run_id,
-					.machine = machine,
-					.commit = sha,
-					.suite = "readtwice",
-					.params = json_pack("{s:i}", "procs", 4),
-					.more = job ? json_pack("{s:{s:I}}", "job", "id", (json_int_t)job)
-						    : NULL,
-					.metrics = json_pack("{s:[i,i]}", "readtwice.throughput", 100,
-							     101),
-				},
-				NULL);
+	struct run_doc d = {
+		.run_id = run_id,
+		.machine = machine,
+		.commit = sha,
+		.suite = "readtwice",
+		.params = json_pack("{s:i}", "procs", 4),
+		.more = job ? json_pack("{s:{s:I}}", "job", "id", (json_int_t)job) : NULL,
+		.metrics = json_pack("{s:[i,i]}", "readtwice.throughput", 100, 101),
+	};
+
+	return harness_post_run(&K, token, &d, NULL);
 }
 
 static json_t *get_job(long id)
 {
 	char path[64];
-	json_t *j;
 
 	snprintf(path, sizeof(path), "/api/v1/jobs/%ld", id);
-	cr_assert_eq(call("GET", path, NULL, NULL, &j), 200);
-	return j;
+	return harness_get_json(&K, path, 200);
 }
 
 Test(jobs, queue_claim_heartbeat_and_runs_complete_the_job)

@@ -37,14 +37,16 @@ static void post_run(const char *run_id, const char *sha, int v0, int v1, int v2
 	char release[32];
 
 	snprintf(release, sizeof(release), "6.1.0-%s", sha + 38);
-	harness_store_run(&K, &(struct run_doc){
+	struct run_doc d = {
 		.run_id = run_id,
 		.machine = "rc-box",
 		.commit = sha,
 		.release = release,
 		.suite = "rcbench",
 		.metrics = json_pack("{s:[i,i,i]}", "rc.ops", v0, v1, v2),
-	});
+	};
+
+	harness_store_run(&K, &d);
 }
 
 /* kperf_read_cache_<name> from /metrics */

@@ -34,7 +34,7 @@ static json_t *printed(double v, int digits)
 static void post_run(const char *run_id, const char *sha, const char *parent, const char *series,
 		     double tput, double elapsed, double pgfault)
 {
-	harness_store_run(&K, &(struct run_doc){
+	struct run_doc d = {
 		.run_id = run_id,
 		.machine = "lkp-bdw-ex2",
 		.commit = sha,
@@ -44,9 +44,10 @@ static void post_run(const char *run_id, const char *sha, const char *parent, co
 		.params = json_pack("{s:s}", "test", "lru-file-mmap-read"),
 		.metrics = json_pack("{s:[o],s:[o],s:[o]}", "vm-scalability.throughput",
 				     printed(tput, 0), "vm-scalability.time.elapsed_time",
-				     printed(elapsed, 2), "proc-vmstat.pgfault",
-				     printed(pgfault, 0)),
-	});
+				     printed(elapsed, 2), "proc-vmstat.pgfault", printed(pgfault, 0)),
+	};
+
+	harness_store_run(&K, &d);
 }
 
 /* The worker decides within a second or so: wait until the queue is empty
