@@ -414,6 +414,16 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
+void harness_curl_capture(CURL *h, struct resp *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->body = calloc(1, 1);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, r);
+}
+
 static const char *extra_header;
 
 void http_get_with(const struct kperfd *k, const char *path, const char *header, struct resp *r)
@@ -431,17 +441,12 @@ void http_call(const struct kperfd *k, const char *method, const char *path, con
 	char url[4096], line[512];
 	CURLcode rc;
 
-	memset(r, 0, sizeof(*r));
-	r->body = calloc(1, 1);
+	harness_curl_capture(h, r);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", k->port, path);
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
 	curl_easy_setopt(h, CURLOPT_PATH_AS_IS, 1L);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT, 60L);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
-	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(h, CURLOPT_HEADERDATA, r);
 	hdr = curl_slist_append(hdr, "Expect:");
 	if (extra_header)
 		hdr = curl_slist_append(hdr, extra_header);

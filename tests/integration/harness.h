@@ -6,6 +6,7 @@
 #ifndef KPERF_HARNESS_H
 #define KPERF_HARNESS_H
 
+#include <curl/curl.h>
 #include <jansson.h>
 #include <libpq-fe.h>
 #include <stddef.h>
@@ -120,6 +121,9 @@ void http_get(const struct kperfd *k, const char *path, struct resp *r);
 /* GET with one extra request header line, e.g. "Accept-Encoding: gzip". */
 void http_get_with(const struct kperfd *k, const char *path, const char *header, struct resp *r);
 void resp_release(struct resp *r);
+/* Reset r to an empty answer and point h's body and header callbacks at it,
+ * for a request of h's own (a raw target, a reused connection). */
+void harness_curl_capture(CURL *h, struct resp *r);
 
 /* Parse a response body (numbers as doubles); asserts it is JSON. */
 json_t *resp_json(const struct resp *r);

@@ -12,32 +12,6 @@
 
 #include "tests/integration/hostile.h"
 
-static size_t on_body(char *data, size_t size, size_t nmemb, void *arg)
-{
-	struct resp *r = arg;
-	size_t n = size * nmemb;
-
-	r->body = realloc(r->body, r->len + n + 1);
-	memcpy(r->body + r->len, data, n);
-	r->len += n;
-	r->body[r->len] = '\0';
-	return n;
-}
-
-static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
-{
-	struct resp *r = arg;
-	size_t n = size * nmemb;
-
-	if (n > 14 && !strncasecmp(data, "Content-Type: ", 14))
-		snprintf(r->content_type, sizeof(r->content_type), "%.*s", (int)(n - 14 - 2),
-		         data + 14);
-	if (n > 13 && !strncasecmp(data, "Retry-After: ", 13))
-		snprintf(r->retry_after, sizeof(r->retry_after), "%.*s", (int)(n - 13 - 2),
-		         data + 13);
-	return n;
-}
-
 static struct curl_slist *add_header(struct curl_slist *l, const char *name, const char *value)
 {
 	size_t n = strlen(name) + strlen(value) + 3;
@@ -55,17 +29,12 @@ void hostile_send(const struct kperfd *k, const struct hreq *q, struct resp *r)
 	struct curl_slist *hdr = NULL;
 	char url[64];
 
-	memset(r, 0, sizeof(*r));
-	r->body = calloc(1, 1);
+	harness_curl_capture(h, r);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", k->port);
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_REQUEST_TARGET, q->target);
 	curl_easy_setopt(h, CURLOPT_PATH_AS_IS, 1L);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT, 120L);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
-	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(h, CURLOPT_HEADERDATA, r);
 	if (!strcmp(q->method, "HEAD"))
 		curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
 	else if (strcmp(q->method, "GET") || q->body)
