@@ -13,6 +13,8 @@
 #include "server/reads/readcache.h"
 #include "server/decide/regress.h"
 #include "server/http/route.h"
+#include "server/robot/inbox.h"
+#include "lib/jsonw.h"
 #include "api/api.h"
 
 /*
@@ -87,6 +89,15 @@ void api_healthz(struct request *rq, struct reply *rp)
 		buf_putc(b, '}');
 	} else if (standby < 0) {
 		buf_puts(b, ",\"standby\":{\"status\":\"unavailable\"}");
+	}
+	if (up) { /* inboxes whose last poll failed, with what went wrong */
+		struct buf failing = BUF_INIT;
+		if (!inbox_health(c, &failing) && failing.len) {
+			buf_puts(b, ",\"inboxes\":{\"status\":\"failing\",\"failing\":");
+			jsonw_str(b, failing.data);
+			buf_putc(b, '}');
+		}
+		buf_release(&failing);
 	}
 	buf_putc(b, '}');
 	/* reads go on from a standby, writes do not: a balancer routing writes
@@ -207,6 +218,12 @@ static void put_workers(struct buf *b)
 		 counters.alerts_failed},
 		{"kperf_db_connects_total", "counter", "Database connections opened (reconnects).",
 		 counters.db_connects},
+		{"kperf_inbox_polls_total", "counter", "Inbox polls that ended, either way.",
+		 counters.inbox_polls},
+		{"kperf_inbox_poll_failures_total", "counter",
+		 "Inbox polls that failed (retried with backoff).", counters.inbox_poll_failures},
+		{"kperf_series_found_total", "counter", "Series versions stored from inboxes.",
+		 counters.series_found},
 	};
 	const struct metric_line passes[] = {
 		{"kperf_decision_passes_total", "counter",
