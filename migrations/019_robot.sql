@@ -55,8 +55,8 @@ CREATE TABLE posted_series (
 	total          integer NOT NULL CHECK (total BETWEEN 1 AND 500),
 	previous_id    bigint REFERENCES posted_series(id),
 	state          text NOT NULL DEFAULT 'posted'
-		CHECK (state IN ('posted', 'queued', 'applied', 'does_not_apply', 'measured',
-				 'regression', 'improvement', 'clean', 'mailed', 'held', 'no_base')),
+		CHECK (state IN ('posted', 'queued', 'applied', 'does_not_apply', 'regression',
+				 'improvement', 'clean', 'failed', 'no_base')),
 	state_detail   text,
 	posted_at      timestamptz,           -- the feed's arrival time of the head
 	created_at     timestamptz NOT NULL DEFAULT now(),
@@ -108,8 +108,8 @@ CREATE TABLE plan_target (
 	head_commit_id bigint REFERENCES commits(id),
 	base_commit_id bigint NOT NULL REFERENCES commits(id),
 	state          text NOT NULL DEFAULT 'queued'
-		CHECK (state IN ('queued', 'applied', 'does_not_apply', 'measured', 'regression',
-				 'improvement', 'clean', 'failed')),
+		CHECK (state IN ('queued', 'applied', 'does_not_apply', 'regression', 'improvement',
+				 'clean', 'failed')),
 	detail         text,
 	first_bad_position integer,
 	created_at     timestamptz NOT NULL DEFAULT now(),

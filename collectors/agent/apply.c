@@ -319,6 +319,7 @@ int apply_job(const struct collect_config *c, const struct apply_opts *o, const 
 	if (!inbox_allowed(o, j->series.inbox)) {
 		snprintf(why, whylen, "the job's series comes from %s, which is none of this agent's"
 			 " --inbox", j->series.inbox);
+		*final = 1;
 		return -1;
 	}
 	if (checkout(o, j->series.base, why, whylen, final, 1) ||

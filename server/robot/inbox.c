@@ -82,9 +82,18 @@ static int wanted(struct poll *pl, const char *msgid)
 		PQclear(r);
 		return -1;
 	}
-	want = PQntuples(r) == 0 ||
-	       (!strcmp(PQgetvalue(r, 0, 1), "incomplete") &&
-		strtol(PQgetvalue(r, 0, 2), NULL, 10) < INBOX_INCOMPLETE_TRIES);
+	want = PQntuples(r) == 0 || !strcmp(PQgetvalue(r, 0, 1), "incomplete");
+	if (want && PQntuples(r) && strtol(PQgetvalue(r, 0, 2), NULL, 10) >= INBOX_INCOMPLETE_TRIES) {
+		char why[200];
+		snprintf(why, sizeof(why), "its patches were still missing after %d reads",
+			 INBOX_INCOMPLETE_TRIES);
+		want = db_do(pl->c, "BEGIN", 0, NULL) || mark(pl, msgid, "refused", why) ||
+				       db_do(pl->c, "COMMIT", 0, NULL)
+			       ? -1
+			       : 0;
+		if (want < 0)
+			PQclear(PQexec(pl->c, "ROLLBACK"));
+	}
 	PQclear(r);
 	return want;
 }

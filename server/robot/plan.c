@@ -114,11 +114,14 @@ int plan_match_series(PGconn *c, long series_id)
 	return n;
 }
 
-/* A branch's head: a commit of the branch no other commit of it names as
- * parent, newest first; its base the plan's last tested head, else its
- * parent. */
+/*
+ * A branch's head: a commit of the branch no other commit of it names as
+ * parent, newest first. Its base: the plan's last tested head, else where
+ * the branch forked (the parent of its oldest first-parent ancestor on the
+ * branch).
+ */
 static const char SQL_BRANCH_HEADS[] =
-	"WITH h AS (SELECT p.id AS plan_id, c.id AS head, c.parent_sha FROM plan p"
+	"WITH h AS (SELECT p.id AS plan_id, p.branch, c.id AS head FROM plan p"
 	"  JOIN LATERAL (SELECT c.* FROM commits c WHERE c.branch = p.branch AND c.sha IS NOT NULL"
 	"   AND NOT EXISTS (SELECT 1 FROM commits k WHERE k.branch = p.branch"
 	"    AND k.parent_sha = c.sha)"
@@ -126,11 +129,18 @@ static const char SQL_BRANCH_HEADS[] =
 	"  WHERE p.branch IS NOT NULL"
 	"  AND NOT EXISTS (SELECT 1 FROM plan_target t WHERE t.plan_id = p.id"
 	"   AND t.head_commit_id = c.id)),"
-	" b AS (SELECT h.*, coalesce((SELECT t.head_commit_id FROM plan_target t"
-	"   WHERE t.plan_id = h.plan_id ORDER BY t.id DESC LIMIT 1),"
-	"   (SELECT id FROM commits WHERE sha = h.parent_sha)) AS base FROM h)"
+	" f AS (SELECT h.*, (SELECT t.head_commit_id FROM plan_target t WHERE t.plan_id = h.plan_id"
+	"   ORDER BY t.id DESC LIMIT 1) AS last,"
+	"  (WITH RECURSIVE up(parent, depth) AS (SELECT c.parent_sha, 0 FROM commits c"
+	"    WHERE c.id = h.head UNION ALL SELECT c.parent_sha, up.depth + 1 FROM up"
+	"    JOIN commits c ON c.sha = up.parent AND c.branch = h.branch WHERE up.depth < 100000)"
+	"   SELECT parent FROM up ORDER BY depth DESC LIMIT 1) AS fork FROM h),"
+	" fc AS (INSERT INTO commits (sha) SELECT DISTINCT fork FROM f"
+	"  WHERE f.last IS NULL AND f.fork IS NOT NULL"
+	"  ON CONFLICT (sha) DO UPDATE SET sha = EXCLUDED.sha RETURNING id, sha)"
 	" INSERT INTO plan_target (plan_id, head_commit_id, base_commit_id)"
-	" SELECT plan_id, head, base FROM b WHERE base IS NOT NULL"
+	" SELECT f.plan_id, f.head, coalesce(f.last, fc.id) FROM f LEFT JOIN fc ON fc.sha = f.fork"
+	" WHERE coalesce(f.last, fc.id) IS NOT NULL"
 	" ON CONFLICT DO NOTHING RETURNING id";
 
 int plan_sweep(PGconn *c)

@@ -58,16 +58,23 @@ static const char SQL_READY[] =
 	"   WHERE j.plan_target_id = t.id ORDER BY f->>'at' DESC LIMIT 1)"
 	" FROM t";
 
-/* The head's KPI change to report: regressions first, then the largest. */
+/* The head's KPI change to report: a bisection from it (which holds the
+ * change even once a commit between got runs and the head's own decision
+ * is against it), else its regressions, then its largest change. */
 static const char SQL_CHANGE[] =
-	"SELECT d.id, d.verdict, d.bisection_id,"
-	" (SELECT count(*) FROM decision x WHERE x.commit_id = $1::bigint)"
-	" FROM decision d WHERE d.commit_id = $1::bigint AND d.kpi"
-	" AND d.verdict IN ('regression', 'improvement') AND d.command_differs IS NULL"
-	" AND coalesce(d.confirmation, '') <> 'refuted'"
-	" AND (d.machine_id, d.test_id) IN (SELECT machine_id, test_id FROM job"
-	"  WHERE plan_target_id = $2::bigint)"
-	" ORDER BY d.verdict = 'regression' DESC, abs(d.change_pct) DESC NULLS LAST, d.id LIMIT 1";
+	"(SELECT d.id, 'regression'::text, b.id, 0 FROM bisection b JOIN decision d"
+	"  ON d.id = b.decision_id WHERE b.bad_commit_id = $1::bigint"
+	"  AND b.state IN ('found', 'inconclusive')"
+	"  AND (b.machine_id, b.test_id) IN (SELECT machine_id, test_id FROM job"
+	"   WHERE plan_target_id = $2::bigint) ORDER BY b.id DESC LIMIT 1)"
+	" UNION ALL"
+	" (SELECT d.id, d.verdict, d.bisection_id, 1 FROM decision d WHERE d.commit_id = $1::bigint"
+	"  AND d.kpi AND d.verdict IN ('regression', 'improvement') AND d.command_differs IS NULL"
+	"  AND coalesce(d.confirmation, '') <> 'refuted'"
+	"  AND (d.machine_id, d.test_id) IN (SELECT machine_id, test_id FROM job"
+	"   WHERE plan_target_id = $2::bigint)"
+	"  ORDER BY d.verdict = 'regression' DESC, abs(d.change_pct) DESC NULLS LAST, d.id LIMIT 1)"
+	" ORDER BY 4 LIMIT 1";
 
 /* What the reply says of decision $1 (or of the same key and metric at the
  * first bad commit $2, when it was decided there), against base $3. */
@@ -321,6 +328,12 @@ static int report_change(PGconn *c, const struct target *t, PGresult *ch)
 	if (t->series) {
 		const char *p[2] = {t->series, first_bad};
 		pp = db_exec(c, SQL_PATCH, 2, p);
+		if (db_ok(pp) && PQntuples(pp) == 0 && strcmp(first_bad, t->head)) {
+			/* found outside the series (its base moved): the head's patch */
+			const char *ph[2] = {t->series, t->head};
+			PQclear(pp);
+			pp = db_exec(c, SQL_PATCH, 2, ph);
+		}
 		if (!db_ok(pp) || PQntuples(pp) != 1) {
 			db_log_error("reading the first bad patch", c, pp);
 			goto out;
@@ -539,8 +552,16 @@ int report_sweep(PGconn *c)
 				   !strcmp(PQgetvalue(r, i, 8), "t")};
 		if (!strcmp(PQgetvalue(r, i, 10), "t"))
 			continue; /* still deciding, confirming or bisecting */
-		rc = report_one(c, &t, col(r, i, 11));
-		n += !rc;
+		/* a target whose report fails ends "failed" and holds up no other */
+		if (db_do(c, "SAVEPOINT report", 0, NULL))
+			rc = -1;
+		else if (report_one(c, &t, col(r, i, 11)) == 0)
+			n++;
+		else if (PQstatus(c) != CONNECTION_OK ||
+			 db_do(c, "ROLLBACK TO SAVEPOINT report", 0, NULL) ||
+			 set_state(c, &t, "failed", "the report could not be made (kperfd's log says why)",
+				   NULL))
+			rc = -1;
 	}
 	PQclear(r);
 	if (rc || db_do(c, "COMMIT", 0, NULL)) {

@@ -81,12 +81,14 @@ static long call(const char *method, const char *path, const char *token, const 
 	return harness_call(&K, method, path, token, body, j);
 }
 
+/* kperfd's settings, for its start and its restarts */
+static char smtp_env[64];
+static const char *kperfd_settings[] = {smtp_env, "KPERF_MAIL_FROM=kperf@kperf.test",
+					"KPERF_CONFIRM_RUNS=3", "KPERF_BISECT=1",
+					"KPERF_SMTP_RETRY_S=1", NULL};
+
 static void setup(void)
 {
-	char smtp_env[64], from_env[] = "KPERF_MAIL_FROM=kperf@kperf.test";
-	const char *env[] = {smtp_env, from_env, "KPERF_CONFIRM_RUNS=3", "KPERF_BISECT=1",
-			     "KPERF_SMTP_RETRY_S=1", NULL};
-
 	cr_assert_not_null(getcwd(cwd, sizeof(cwd)));
 	tu_tmpdir(W, sizeof(W));
 	snprintf(L, sizeof(L), "%s/lab", W);
@@ -96,7 +98,7 @@ static void setup(void)
 	lore_sh(NULL, 0, "smtp %s %d", W, smtp_port);
 	snprintf(lore, sizeof(lore), "http://127.0.0.1:%d/linux-mm/", lore_port);
 	snprintf(smtp_env, sizeof(smtp_env), "KPERF_SMTP_URL=smtp://127.0.0.1:%d", smtp_port);
-	kperfd_env(env);
+	kperfd_env(kperfd_settings);
 	kperfd_start(&K, NULL);
 	kperfd_env(NULL);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", K.port);
@@ -133,9 +135,9 @@ static void lab_start(struct agent_proc *ap)
 	int n = 0, fd;
 
 	snprintf(tree, sizeof(tree), "%s/tree", L);
-	snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && git clone -q --single-branch -b master"
-		 " '%s/linux' '%s' && git -C '%s' rev-parse HEAD > '%s/base'",
-		 L, W, tree, tree, L);
+	snprintf(cmd, sizeof(cmd), "test -d '%s' || { mkdir -p '%s' && git clone -q --single-branch"
+		 " -b master '%s/linux' '%s' && git -C '%s' rev-parse HEAD > '%s/base'; }",
+		 tree, L, W, tree, tree, L);
 	cr_assert_eq(system(cmd), 0, "%s", cmd);
 	{
 		char *b = slurp_or_empty(strcat(strcpy(cat, L), "/base"));
@@ -222,6 +224,23 @@ static void agent_stop(struct agent_proc *ap)
 
 static char last_answer[4096];
 
+/* On a failure: what the database holds of the robot's work, on stderr. */
+static void dump_db(void)
+{
+	char cmd[2048];
+	snprintf(cmd, sizeof(cmd),
+		 "psql '%s dbname=%s' -c 'SELECT id, plan_id, series_id, head_commit_id,"
+		 " base_commit_id, state, detail FROM plan_target' -c 'SELECT id, commit_id, state,"
+		 " reason, plan_target_id FROM job ORDER BY id' -c 'SELECT id, commit_id, base_commit_id,"
+		 " base_kind, verdict, kpi, confirmation, bisection_id, command_differs FROM decision"
+		 " ORDER BY id' -c 'SELECT * FROM decision_queue' -c 'SELECT id, state,"
+		 " first_bad_commit_id FROM bisection' -c 'SELECT id, kind, state, robot_kind FROM alert'"
+		 " >&2",
+		 harness_pg(), K.db);
+	if (system(cmd))
+		fprintf(stderr, "(psql failed)\n");
+}
+
 /* The posted version v of the series, or NULL. */
 static json_t *version(int v)
 {
@@ -307,7 +326,7 @@ static char *thread_page(const char *msgid)
 	return harness_slurp(path, &len);
 }
 
-static void setup_plan(const char *mode)
+static void setup_plan(const char *mode, int clean)
 {
 	char body[2048];
 
@@ -320,8 +339,8 @@ static void setup_plan(const char *mode)
 		 "\"files\":[\"mm/*\",\"include/linux/mmzone.h\"]},"
 		 "\"tests\":[{\"suite\":\"kbench\",\"params\":{\"case\":\"tree\"}}],"
 		 "\"machines\":[\"lab*\"],\"runs\":3,"
-		 "\"report\":{\"mode\":\"%s\",\"cc\":[\"perf@example.org\"],\"clean\":false}}",
-		 mode);
+		 "\"report\":{\"mode\":\"%s\",\"cc\":[\"perf@example.org\"],\"clean\":%s}}",
+		 mode, clean ? "true" : "false");
 	cr_assert_eq(call("POST", "/api/v1/plans", TOKEN_ADMIN, body, NULL), 201);
 }
 
@@ -356,7 +375,7 @@ Test(robot, v2_regression_bisected_to_patch_2_replied_in_its_thread_then_v3_clea
 	lore_sh(NULL, 0, "tree %s", W);
 	lab_start(&ap);
 	wait_offer(&ap);
-	setup_plan("send");
+	setup_plan("send", 0);
 
 	/* v2: patch 2 makes the workload 40% slower */
 	lore_sh(cover2, sizeof(cover2), "series %s 2 2", W);
@@ -424,5 +443,163 @@ Test(robot, v2_regression_bisected_to_patch_2_replied_in_its_thread_then_v3_clea
 	cr_assert_eq(harness_count(&K, "SELECT count(*) FROM alert WHERE kind = 'robot'"), 1);
 	json_decref(v2);
 	json_decref(v3);
+	agent_stop(&ap);
+}
+
+/* The robot's replies in the outbox, by state ("held", "sent", ...). */
+static long robot_alerts(const char *state)
+{
+	const char *p[1] = {state};
+	return harness_count_params(&K, "SELECT count(*) FROM alert WHERE kind = 'robot'"
+				    " AND state = $1", 1, p);
+}
+
+static void wait_alerts(const char *state, long n)
+{
+	double end = now_s() + WAIT_S;
+	while (robot_alerts(state) != n) {
+		cr_assert(now_s() < end, "not %ld %s replies within %d s (%ld)", n, state, WAIT_S,
+			  robot_alerts(state));
+		pause_ms(200);
+	}
+}
+
+static void release(long id)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/api/v1/alerts/%ld/release", id);
+	cr_assert_eq(call("POST", path, TOKEN_ADMIN, NULL, NULL), 200);
+	cr_assert_eq(call("POST", path, TOKEN_ADMIN, NULL, NULL), 409); /* released once */
+}
+
+static long held_id(void)
+{
+	return harness_count(&K, "SELECT max(id) FROM alert WHERE kind = 'robot' AND state = 'held'");
+}
+
+/*
+ * "mode": "hold" keeps the reply until an admin releases it, through a
+ * kperfd killed (SIGKILL) with it held: nothing mailed twice. With
+ * "clean": true a version where nothing moved gets one reply to its cover.
+ */
+Test(robot, held_reply_survives_a_kill_is_released_once_and_clean_v3_replies_to_its_cover)
+{
+	struct agent_proc ap = {0};
+	char out[4096], cover3[1024], cmd[2048];
+	json_t *v3;
+	int st;
+	char *m;
+
+	lore_sh(NULL, 0, "tree %s", W);
+	lab_start(&ap);
+	wait_offer(&ap);
+	setup_plan("hold", 1);
+	lore_sh(out, sizeof(out), "series %s 2 2", W);
+	snprintf(cmd, sizeof(cmd), "inject %s %s/out-v2/*.patch", W, W);
+	lore_sh(out, sizeof(out), "%s", cmd);
+	json_decref(wait_state(2, "regression", &ap));
+	wait_alerts("held", 1);
+	cr_assert_eq(mails(), 0, "a held reply was mailed");
+
+	/* killed with the reply held: it is still held, once, after the restart */
+	kill(K.pid, SIGKILL);
+	waitpid(K.pid, &st, 0);
+	K.pid = 0;
+	kperfd_env(kperfd_settings);
+	kperfd_restart(&K);
+	kperfd_env(NULL);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", K.port);
+	pause_ms(3000); /* three robot passes */
+	cr_assert_eq(robot_alerts("held"), 1);
+	cr_assert_eq(harness_count(&K, "SELECT count(*) FROM alert WHERE kind = 'robot'"), 1);
+	release(held_id());
+	for (double end = now_s() + WAIT_S; mails() < 1; pause_ms(200))
+		cr_assert(now_s() < end, "the released reply was not mailed within %d s", WAIT_S);
+	m = mail(1);
+	cr_assert(strstr(m, "Subject: Re: [PATCH v2 2/3]"), "%s", m);
+	free(m);
+
+	/* v3, clean: one reply to its cover letter, held too, then released */
+	agent_stop(&ap);
+	lab_start(&ap); /* the agent of the restarted kperfd */
+	lore_sh(cover3, sizeof(cover3), "series %s 3 0", W);
+	snprintf(cmd, sizeof(cmd), "inject %s %s/out-v3/*.patch", W, W);
+	lore_sh(out, sizeof(out), "%s", cmd);
+	v3 = wait_state(3, "clean|regression|failed|does_not_apply", &ap);
+	cr_assert_str_eq(json_string_value(json_object_get(v3, "state")), "clean");
+	wait_alerts("held", 1);
+	release(held_id());
+	for (double end = now_s() + WAIT_S; mails() < 2; pause_ms(200))
+		cr_assert(now_s() < end, "the clean reply was not mailed within %d s", WAIT_S);
+	m = mail(2);
+	{
+		char want[1200];
+		snprintf(want, sizeof(want), "In-Reply-To: <%s>", cover3);
+		cr_assert(strstr(m, want), "%s", m);
+	}
+	cr_assert(strstr(m, "Subject: Re: [PATCH v3 0/3] mm: per-memcg lru_lock"), "%s", m);
+	cr_assert(strstr(m, "kperf tested this series and noticed no performance change"), "%s", m);
+	cr_assert(strstr(m, "kbench.throughput"), "%s", m);
+	free(m);
+	pause_ms(2000);
+	cr_assert_eq(mails(), 2);
+	json_decref(v3);
+	agent_stop(&ap);
+}
+
+/*
+ * A plan on a branch: each new head that `kperf-collect commits --branch`
+ * posts is measured against where the branch forked, and a regression is
+ * bisected and mailed in the robot's tree-commit form, to the commit's
+ * author, with the line regzbot reads.
+ */
+Test(robot, branch_head_regression_mailed_in_tree_form_with_regzbot)
+{
+	struct agent_proc ap = {0};
+	char out[4096], cmd[4096], git[700], *o = NULL, *e = NULL, *m;
+	const char *args[] = {"--server", url, "--token", TOKEN_COLLECTOR, "commits", "--git", git,
+			      "--branch", "memcg-lru-lock-v2", "v6.1..memcg-lru-lock-v2", NULL};
+	double end;
+
+	lore_sh(NULL, 0, "tree %s", W);
+	lore_sh(out, sizeof(out), "series %s 2 2", W);
+	lab_start(&ap);
+	snprintf(cmd, sizeof(cmd), "git -C '%s/tree' fetch -q '%s/linux' 'refs/heads/*:refs/remotes/lore/*'",
+		 L, W);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	wait_offer(&ap);
+	cr_assert_eq(call("POST", "/api/v1/plans", TOKEN_ADMIN,
+			  "{\"name\":\"branch\",\"branch\":\"memcg-lru-lock-v2\","
+			  "\"tests\":[{\"suite\":\"kbench\",\"params\":{\"case\":\"tree\"}}],"
+			  "\"machines\":[\"lab1\"],\"runs\":3,"
+			  "\"report\":{\"mode\":\"send\",\"regzbot\":true}}",
+			  NULL),
+		     201);
+	snprintf(git, sizeof(git), "%s/linux", W);
+	cr_assert_eq(tu_collect(args, NULL, &o, &e), 0, "%s%s", o, e);
+	free(o);
+	free(e);
+	end = now_s() + WAIT_S;
+	while (mails() < 1) {
+		if (now_s() > end) {
+			char *log = slurp_or_empty(ap.log), *klog = slurp_or_empty(K.log);
+			size_t kl = strlen(klog);
+			dump_db();
+			cr_assert_fail("no mail within %d s; the agent's log:\n%s\nkperfd's log ends:\n%s",
+				       WAIT_S, log, klog + (kl > 4000 ? kl - 4000 : 0));
+		}
+		pause_ms(200);
+	}
+	m = mail(1);
+	cr_assert(strstr(m, "Subject: [memcg-lru-lock-v2] [mm/vmscan]  "), "%s", m);
+	cr_assert(strstr(m, "% regression"), "%s", m);
+	cr_assert(strstr(m, "To: Lab Dev <dev@example.org>"), "%s", m);
+	cr_assert(strstr(m, "#regzbot introduced: "), "%s", m);
+	cr_assert(strstr(m, "commit: "), "%s", m);
+	cr_assert(strstr(m, "(\"mm/vmscan: use lruvec->lru_lock in shrink_lruvec\")"), "%s", m);
+	cr_assert_null(strstr(m, "In-Reply-To:"), "%s", m);
+	free(m);
+	cr_assert_eq(harness_count(&K, "SELECT count(*) FROM plan_target WHERE state = 'regression'"),
+		     1);
 	agent_stop(&ap);
 }
