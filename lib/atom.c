@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
@@ -60,6 +61,17 @@ static void root_name(const char *s, size_t n, char *name, size_t cap, int *doct
 			const char *endmark = s[i + 1] == '!' && i + 3 < n && s[i + 2] == '-' &&
 						      s[i + 3] == '-' ? "-->" : ">";
 			if (s[i + 1] == '!' && *endmark == '>') {
+				/* an HTML page's <!DOCTYPE html> names its root: say so */
+				size_t j = i + 2, left;
+				if (n - j >= 7 && strncasecmp(s + j, "doctype", 7) == 0)
+					for (j += 7; j < n && isspace((unsigned char)s[j]); j++)
+						;
+				left = n - j;
+				if (j > i + 9 && left >= 4 && strncasecmp(s + j, "html", 4) == 0 &&
+				    (left == 4 || !isalnum((unsigned char)s[j + 4]))) {
+					snprintf(name, cap, "html");
+					return;
+				}
 				*doctype = 1; /* refused whole: its [...] may hold '>' */
 				return;
 			}

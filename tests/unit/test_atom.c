@@ -120,6 +120,13 @@ Test(atom, html_404_of_an_empty_search)
 	refused(text, len, "not an Atom feed: root element is html");
 	free(text);
 	refused("", 0, "not an Atom feed: root element is missing");
+	/* a web server's error page: its DOCTYPE names html, it is no DTD of a feed */
+	refused("<!DOCTYPE html>\n<html><body>Maintenance</body></html>", 53,
+		"not an Atom feed: root element is html");
+	refused("<!doctype HTML PUBLIC \"-//W3C//DTD HTML 4.01//EN\"><html/>", 57,
+		"not an Atom feed: root element is html");
+	refused("<!DOCTYPE htmlfeed [<!ENTITY a \"b\">]><feed/>", 44,
+		"not an Atom feed: it has a DTD");
 	refused("plain text", 10, "not an Atom feed: root element is missing");
 	refused("<?xml version=\"1.0\"?>\n<!-- c -->\n<rss version=\"2.0\"><channel/></rss>", 62,
 		"not an Atom feed: root element is rss");
