@@ -68,8 +68,9 @@ static int mark(struct poll *pl, const char *msgid, const char *state, const cha
 	return db_do(pl->c, SQL_MARK, 4, p);
 }
 
-/* 1 when msgid needs reading (new, or incomplete and not tried too often). */
-static int wanted(struct poll *pl, const char *msgid)
+/* 1 when msgid needs reading (new, or incomplete and not tried too often),
+ * with *tries the reads so far. */
+static int wanted(struct poll *pl, const char *msgid, int *tries)
 {
 	char id[24];
 	const char *p[2] = {id, msgid};
@@ -82,30 +83,43 @@ static int wanted(struct poll *pl, const char *msgid)
 		PQclear(r);
 		return -1;
 	}
-	want = PQntuples(r) == 0 || !strcmp(PQgetvalue(r, 0, 1), "incomplete");
-	if (want && PQntuples(r) && strtol(PQgetvalue(r, 0, 2), NULL, 10) >= INBOX_INCOMPLETE_TRIES) {
-		char why[200];
-		snprintf(why, sizeof(why), "its patches were still missing after %d reads",
-			 INBOX_INCOMPLETE_TRIES);
-		want = db_do(pl->c, "BEGIN", 0, NULL) || mark(pl, msgid, "refused", why) ||
-				       db_do(pl->c, "COMMIT", 0, NULL)
-			       ? -1
-			       : 0;
-		if (want < 0)
-			PQclear(PQexec(pl->c, "ROLLBACK"));
-	}
+	*tries = PQntuples(r) ? (int)strtol(PQgetvalue(r, 0, 2), NULL, 10) : 0;
+	want = PQntuples(r) == 0 ||
+	       (!strcmp(PQgetvalue(r, 0, 1), "incomplete") && *tries < INBOX_INCOMPLETE_TRIES);
 	PQclear(r);
 	return want;
 }
 
 /* The series a head's thread holds, stored with its plans in one
- * transaction. 0, or -1 on a database error. */
-static int take(struct poll *pl, const struct atom_entry *e, struct mail_msg *msgs, size_t n)
+ * transaction; tries: the reads of the thread before this one, skipped: its
+ * messages dropped for an over-long Subject. An incomplete thread is
+ * refused at its INBOX_INCOMPLETE_TRIES-th read, and so is one whose head
+ * was dropped (it never comes). 0, or -1 on a database error. */
+static int take(struct poll *pl, const struct atom_entry *e, struct mail_msg *msgs, size_t n,
+		int tries, size_t skipped)
 {
 	struct thread_series s;
-	char why[300];
+	char why[400];
 	int rc = thread_series(msgs, n, e->msgid, &s, why, sizeof(why));
 	long sid = 0;
+
+	if (rc == 0 && skipped > 0 && !s.head) {
+		int held = 0;
+		for (size_t i = 0; i < n && !held; i++)
+			held = msgs[i].msgid && !strcmp(msgs[i].msgid, e->msgid);
+		if (!held) {
+			size_t k = strlen(why);
+			snprintf(why + k, sizeof(why) - k, ": %zu message%s dropped, %s over %d bytes",
+				 skipped, skipped == 1 ? "" : "s",
+				 skipped == 1 ? "its Subject" : "their Subjects", LIMIT_MAIL_SUBJECT);
+			rc = -1;
+		}
+	}
+	if (rc == 0 && tries + 1 >= INBOX_INCOMPLETE_TRIES) {
+		size_t k = strlen(why);
+		snprintf(why + k, sizeof(why) - k, " after %d reads", tries + 1);
+		rc = -1;
+	}
 
 	if (db_do(pl->c, "BEGIN", 0, NULL))
 		return -1;
@@ -135,7 +149,7 @@ static int take(struct poll *pl, const struct atom_entry *e, struct mail_msg *ms
 }
 
 /* Read one head's thread. 0 (taken or noted), -1 on a database error. */
-static int read_thread(struct poll *pl, const struct atom_entry *e)
+static int read_thread(struct poll *pl, const struct atom_entry *e, int tries)
 {
 	struct buf url = BUF_INIT;
 	struct fetched f;
@@ -162,7 +176,7 @@ static int read_thread(struct poll *pl, const struct atom_entry *e)
 		}
 		buf_printf(&pl->notes, "; <%.100s>: %s", e->msgid, why);
 	} else {
-		rc = take(pl, e, msgs, n);
+		rc = take(pl, e, msgs, n, tries, skipped);
 	}
 	mail_msgs_free(msgs, n);
 	free(mbox);
@@ -245,11 +259,11 @@ int inbox_poll_step(PGconn *c)
 	} else {
 		pl.entries = (int)n;
 		for (size_t i = n; i-- > 0 && rc >= 0;) { /* oldest first */
-			int w;
+			int w, tries = 0;
 			if (!es[i].msgid || !es[i].title || !thread_is_head(es[i].title, es[i].is_reply))
 				continue;
-			w = wanted(&pl, es[i].msgid);
-			if (w < 0 || (w && read_thread(&pl, &es[i]) < 0))
+			w = wanted(&pl, es[i].msgid, &tries);
+			if (w < 0 || (w && read_thread(&pl, &es[i], tries) < 0))
 				rc = -1;
 		}
 		buf_printf(&result, "ok: %d entries, %d new series%s", pl.entries, pl.found,
