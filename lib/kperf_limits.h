@@ -114,6 +114,8 @@
 #define LIMIT_MAIL_HEADER_BYTES (64u * 1024u)
 /* Bytes of a Subject after unfolding and decoding: RFC 5322 lines are 998. */
 #define LIMIT_MAIL_SUBJECT 1024
+/* Bytes kept of a "base-commit:" value that is no sha, to say what it was. */
+#define LIMIT_MAIL_BASE_OTHER 64
 /* Patches in one series (the K of [PATCH M/K]): stable reviews reach ~300. */
 #define LIMIT_SERIES_PATCHES 500
 /* Bytes of one Atom feed: 200 search hits with their diffs as XHTML. */

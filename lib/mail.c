@@ -250,6 +250,16 @@ static void scan_body(struct mail_msg *m)
 			le = le2;
 		} else if (!m->base_commit && (h = hex40_after(p, le, "base-commit: "))) {
 			m->base_commit = h;
+		} else if (!m->base_commit && !m->base_other && starts(p, le, "base-commit: ")) {
+			char *v = raw_value(p + 13, (size_t)(le - p - 13));
+			if (strlen(v) > LIMIT_MAIL_BASE_OTHER) { /* cut, no half a character left */
+				v[LIMIT_MAIL_BASE_OTHER] = '\0';
+				mail_hdr_utf8_clean(v, LIMIT_MAIL_BASE_OTHER);
+			}
+			if (*v)
+				m->base_other = v;
+			else
+				free(v);
 		} else if ((h = hex40_after(p, le, "prerequisite-patch-id: "))) {
 			list_add(&m->prereq, &m->nprereq, h, LIMIT_THREAD_MSGS);
 		} else if (!m->change_id && starts(p, le, "change-id: ")) {
@@ -433,6 +443,7 @@ void mail_msg_free(struct mail_msg *m)
 	free(m->body);
 	free_list(m->files, m->nfiles);
 	free(m->base_commit);
+	free(m->base_other);
 	free_list(m->prereq, m->nprereq);
 	free(m->change_id);
 	free(m->x_kperf);

@@ -26,6 +26,9 @@ struct mail_msg {
 			    * in order of appearance, at most LIMIT_FILES */
 	size_t nfiles;
 	char *base_commit; /* "base-commit: <40 hex>" line in the body, or NULL */
+	char *base_other;  /* the value of the first "base-commit:" line that is not 40
+			    * hex (a tag, a short sha), cut at LIMIT_MAIL_BASE_OTHER bytes,
+			    * or NULL */
 	char **prereq;     /* "prerequisite-patch-id: <40 hex>" lines */
 	size_t nprereq;
 	char *change_id;   /* "change-id: <value>" line (b4), or NULL */

@@ -64,7 +64,10 @@ long posted_store(PGconn *c, long inbox_id, const struct thread_series *s, const
 	snprintf(total, sizeof(total), "%d", s->total);
 	thread_series_key(s, key, sizeof(key));
 	text_array(s->prereq, s->nprereq, &prereq);
-	if (!s->base)
+	if (!s->base && s->base_other)
+		snprintf(detail, sizeof(detail), "base-commit \"%.64s\" is not a 40-hex sha",
+			 s->base_other);
+	else if (!s->base)
 		snprintf(detail, sizeof(detail), "the series names no base-commit");
 	else if (!base)
 		snprintf(detail, sizeof(detail), "base-commit \"%.60s\" is not a 40-hex sha", s->base);

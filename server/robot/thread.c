@@ -92,6 +92,8 @@ int thread_series(const struct mail_msg *msgs, size_t n, const char *head_msgid,
 		return 0;
 	}
 	out->base = head->base_commit ? head->base_commit : out->patches[0]->base_commit;
+	if (!out->base)
+		out->base_other = head->base_other ? head->base_other : out->patches[0]->base_other;
 	out->change_id = head->change_id ? head->change_id : out->patches[0]->change_id;
 	if (head->nprereq) {
 		out->prereq = head->prereq;

@@ -20,6 +20,7 @@ struct thread_series {
 	int total;
 	int has_cover;
 	const char *base;        /* base-commit: of the head, else of patch 1; NULL */
+	const char *base_other;  /* without base: a base-commit: value that is no sha; NULL */
 	const char *change_id;   /* change-id: of the head, else of patch 1; NULL */
 	char **prereq;           /* borrowed */
 	size_t nprereq;

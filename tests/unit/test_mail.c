@@ -418,6 +418,7 @@ Test(mail, body_lines_diff_and_b4_trailers)
 	cr_expect_str_eq(m.prereq[1], "89abcdef0123456789abcdef0123456789abcdef");
 	cr_expect_str_eq(m.change_id, "20240101-mm-lru-abc123");
 	cr_expect_null(m.base_commit); /* 39 hex digits */
+	cr_expect_str_eq(m.base_other, "3deccb86187f61247c8f8b59cd49885af68e903");
 	mail_msg_free(&m);
 
 	/* a quoted diff in a review is not a diff */
