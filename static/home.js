@@ -1,11 +1,12 @@
 // home.js - the home page (/?focus=&machine=&suite=&series=&state=&q=): the
 // latest decisions (regressions first, then improvements) with their filters
 // and how many key groups are still waiting to be decided (refreshed while
-// any are), a search for a sha, release or series, the machines, the patch
+// any are), a search for a sha, release or series, the series posted to the
+// mailing lists (where each stands and its reply), the machines, the patch
 // series and the latest runs.
 import {
   $, el, put, api, qs, params, setState, onState, ticket, status, showError, table, link, fmtPct, fmtSigned, fmtCI,
-  fmtDate, kernelName, shortSha, pairs, machineTag, verdictTag, EMPTY_RUNS,
+  fmtDate, kernelName, shortSha, pairs, machineTag, verdictTag, EMPTY_RUNS, postedTag, mailText,
 } from './kperf.js';
 
 const enc = encodeURIComponent;
@@ -161,6 +162,33 @@ function drawSeries() {
   ], lists.series));
 }
 
+// The series posted to the lists (those of /api/v1/series with posted), by
+// the arrival of their newest version: where it stands and its reply.
+const POSTED_SHOWN = 10;
+
+function drawPosted() {
+  const box = $('#posted');
+  const newest = (s) => s.posted.reduce((a, p) => (p.version > a.version || (p.version === a.version
+    && String(p.posted_at) > String(a.posted_at)) ? p : a));
+  const rows = lists.series.filter((s) => s.posted && s.posted.length).map((s) => ({ s, p: newest(s) }))
+    .sort((a, b) => String(b.p.posted_at || '').localeCompare(String(a.p.posted_at || '')) || a.s.name.localeCompare(b.s.name));
+  if (!rows.length) {
+    status(box, 'empty', 'No series posted to a mailing list yet: kperf reads them from the public-inbox archives it polls (POST /api/v1/inboxes).');
+    return;
+  }
+  put(box, table([
+    { key: 'name', label: 'series', cls: 'kernel', cell: ({ s, p }) => [link(`/series/${enc(s.name)}`, s.name, { class: 'posted-series' }),
+      el('span', { class: 'cell-means' }, p.subject || '')] },
+    { key: 'version', label: 'version', cell: ({ s, p }) => [`v${p.version}`,
+      s.posted.length > 1 ? el('span', { class: 'cell-means' }, `${s.posted.length} versions posted`) : null] },
+    { key: 'author', label: 'author', narrow: false, cell: ({ p }) => p.author || '–' },
+    { key: 'state', label: 'where it stands', cell: ({ p }) => [postedTag(p),
+      mailText(p.mail) ? el('span', { class: `badge mail mail-${p.mail}` }, mailText(p.mail)) : null] },
+    { key: 'posted', label: 'posted', narrow: false, cell: ({ p }) => fmtDate(p.posted_at) },
+  ], rows.slice(0, POSTED_SHOWN), { rowClass: ({ p }) => (p.state === 'regression' ? 'r-regression' : null) }),
+  rows.length > POSTED_SHOWN ? el('p', { class: 'muted small' }, `newest ${POSTED_SHOWN} of ${rows.length} posted series`) : null);
+}
+
 async function drawRuns() {
   const box = $('#runs');
   try {
@@ -242,6 +270,7 @@ async function render() {
   $('#search').onsubmit = (e) => { e.preventDefault(); setState({ ...readState(), q: q.value.trim() }); search(q.value); };
   fillRefs();
   drawFilters(st);
+  drawPosted();
   drawMachines();
   drawSeries();
   search(st.q);

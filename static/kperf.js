@@ -248,6 +248,36 @@ export function headline(names, roles) {
   return kpis[0] || null;
 }
 
+// --- posted series (the robot) ----------------------------------------------------
+// Where a posted version stands, in words: its state (posted_series.state),
+// the detail kperf wrote, the plans' first bad patch and the base it names.
+export function postedStateText(p) {
+  const bad = p.first_bad_position;
+  const base = p.base ? shortSha(p.base) : null;
+  switch (p.state) {
+    case 'regression': return bad ? `regression in patch ${bad}/${p.total}` : 'regression';
+    case 'improvement': return bad ? `improvement in patch ${bad}/${p.total}` : 'improvement';
+    case 'does_not_apply':
+      return p.detail && /^does not apply/.test(p.detail) ? p.detail.replace(/: .*$/s, '')
+        : `does not apply${base ? ` on ${base}` : ''}`;
+    case 'no_base': return 'no base-commit';
+    case 'posted': return 'posted';
+    default: return p.state ? p.state.replace(/_/g, ' ') : '–';
+  }
+}
+
+// The latest reply's state: held for an admin, queued, sent.
+export function mailText(state) {
+  return { held: 'mail held', pending: 'mail pending', sending: 'mail pending', sent: 'mailed',
+    failed: 'mail failed' }[state] || null;
+}
+
+export function postedTag(p) {
+  const cls = { regression: 'v-regression', improvement: 'v-improvement', does_not_apply: 'v-changed',
+    no_base: 'v-changed', clean: 'v-noise' }[p.state] || 'v-none';
+  return el('span', { class: `verdict ${cls} posted-state` }, postedStateText(p));
+}
+
 // --- units ----------------------------------------------------------------------
 let unitCache = null;
 export async function units() {

@@ -1,9 +1,12 @@
 // series.js - /series/NAME (NAME or "NAME vN"), from /api/v1/series/{name}:
 // each patch of a version against the series base for the KPIs, with their
-// 95% CIs (a matrix and a chart), and each version against the one before.
+// 95% CIs (a matrix and a chart), and each version against the one before;
+// then the versions posted to a mailing list (the robot): their mails, base,
+// patches and the commits the labs made of them, where each plan's test
+// stands and its reply, which an admin releases when the plan holds it.
 import {
-  $, el, put, api, qs, status, showError, table, link, fmtPct, fmtSigned, fmtCI, fmtNum, shortSha, pairs,
-  varyingKeys, verdictTag,
+  $, el, put, api, apiPost, qs, status, showError, errorText, table, link, fmtPct, fmtSigned, fmtCI, fmtNum,
+  fmtDate, shortSha, pairs, varyingKeys, verdictTag, postedTag, mailText,
 } from './kperf.js';
 import { chartBox, ciBarChart, makeChart, color } from './charts.js';
 
@@ -118,6 +121,90 @@ function versusPrevious(v, prev) {
   return node;
 }
 
+// --- the versions posted to a mailing list ----------------------------------------
+const TOKEN_KEY = 'kperf.adminToken';
+
+// Release a held reply (POST /api/v1/alerts/ID/release): with the admin
+// token kept for this tab, else one typed beside the button (then kept).
+function releaseButton(mail, onDone) {
+  const out = el('span', { role: 'status', class: 'small' });
+  const kept = sessionStorage.getItem(TOKEN_KEY) || '';
+  const input = kept ? null : el('input', { type: 'password', name: 'token', autocomplete: 'off', placeholder: 'admin token',
+    'aria-label': 'admin token (kept for this browser tab only)' });
+  const btn = el('button', { type: 'button', class: 'primary release-mail', title: `send the held reply (alert ${mail.id})`,
+    onclick: async () => {
+      const token = (input ? input.value.trim() : '') || sessionStorage.getItem(TOKEN_KEY) || '';
+      if (!token) { put(out, 'releasing needs an admin token (kperfd token create NAME --role admin)'); return; }
+      btn.disabled = true;
+      put(out, 'releasing…');
+      try {
+        await apiPost(`/api/v1/alerts/${encodeURIComponent(mail.id)}/release`, {}, token);
+        sessionStorage.setItem(TOKEN_KEY, token);
+        put(out, 'released: the reply goes out with the next outbox pass');
+        if (input) input.remove();
+        if (onDone) onDone();
+      } catch (e) {
+        btn.disabled = false;
+        put(out, e.status === 409 ? 'this reply is not held any more (reload the page)' : `releasing failed: ${errorText(e)}`);
+      }
+    } }, 'Release');
+  return el('span', { class: 'release' }, btn, input, out);
+}
+
+function planLine(pl, total) {
+  const mail = pl.mail;
+  const tag = mail ? el('span', { class: `badge mail mail-${mail.state}` }, mailText(mail.state) || `mail ${mail.state}`) : null;
+  return el('li', { class: 'plan' }, el('span', { class: 'mono' }, pl.plan), ': ',
+    postedTag({ state: pl.state, detail: pl.detail, first_bad_position: pl.first_bad_position, total }),
+    pl.detail ? el('span', { class: 'muted' }, ` ${pl.detail}`) : null,
+    tag, mail && mail.kind ? el('span', { class: 'muted small' }, ` (${mail.kind} reply)`) : null,
+    mail && mail.state === 'held' ? releaseButton(mail, () => { tag.className = 'badge mail mail-pending'; tag.textContent = 'mail pending'; }) : null);
+}
+
+function postedVersion(s, p) {
+  const plans = p.plans || [];
+  const bads = plans.map((pl) => pl.first_bad_position).filter((x) => x);
+  const firstBad = bads.length ? Math.min(...bads) : null;
+  const lab = s.versions.find((v) => v.version === p.version);
+  const base = p.base;
+  const against = p.previous_version == null ? null
+    : el('p', { class: 'versus-posted' }, `v${p.version} against v${p.previous_version}: `,
+      lab && lab.vs_previous ? link(`/series/${enc(`${s.name} v${p.version}`)}#vs-previous`,
+        `the KPIs of v${p.version}'s last patch against v${p.previous_version}'s, as the labs measured them`)
+        : el('span', { class: 'muted' }, 'no lab comparison of the two yet (it comes once both were applied and run)'));
+  const patches = p.patches || [];
+  return el('article', { class: 'card posted-version', id: `posted-v${p.version}` },
+    el('h3', {}, `v${p.version}${p.rfc ? ' (RFC)' : ''}: `, p.url ? link(p.url, p.subject, { class: 'cover-mail', title: p.has_cover ? 'the cover letter in the archive' : 'the first patch in the archive' }) : p.subject),
+    el('p', { class: 'posted-facts' },
+      postedTag({ state: p.state, detail: p.state_detail, first_bad_position: firstBad, total: p.total, base }),
+      p.state_detail ? el('span', {}, ` ${p.state_detail}`) : null,
+      el('span', { class: 'cell-means' }, 'by ', p.author || p.author_email || '?', p.author && p.author_email ? ` <${p.author_email}>` : '',
+        ` · ${p.total} patch${p.total === 1 ? '' : 'es'}`, p.inbox ? ` · ${p.inbox}` : '', p.posted_at ? ` · ${fmtDate(p.posted_at)}` : '',
+        ' · base ', base ? el('span', { class: 'mono' }, shortSha(base)) : 'not named',
+        p.change_id ? [' · change-id ', el('span', { class: 'mono' }, p.change_id)] : null)),
+    against,
+    patches.length ? table([
+      { key: 'pos', label: '#', num: true, cell: (x) => `${x.position}/${p.total}` },
+      { key: 'subject', label: 'patch (its mail)', cls: 'kernel', cell: (x) => [link(x.url, x.subject, { class: 'patch-mail' }),
+        x.position === firstBad ? el('span', { class: 'badge first-bad' }, 'first bad patch') : null,
+        x.files && x.files.length ? el('span', { class: 'cell-means' }, x.files.join(', ')) : null] },
+      { key: 'commit', label: 'commit', cell: (x) => (x.commit
+        ? (base ? link(`/compare${qs({ base, target: x.commit })}`, shortSha(x.commit), { class: 'mono', title: 'this patch against the series base' })
+          : el('span', { class: 'mono' }, shortSha(x.commit)))
+        : el('span', { class: 'muted' }, 'not applied yet')) },
+    ], patches, { rowClass: (x) => (x.position === firstBad ? 'r-regression first-bad' : null) }) : null,
+    plans.length ? el('div', {}, el('h4', {}, 'Plans testing it'), el('ul', { class: 'plans' }, plans.map((pl) => planLine(pl, p.total))))
+      : el('p', { class: 'muted small' }, 'No plan tests this version.'));
+}
+
+function postedPart(s) {
+  const list = [...(s.posted || [])].sort((a, b) => (b.version - a.version) || (b.id - a.id));
+  if (!list.length) return null;
+  return el('section', { id: 'posted' }, el('h2', {}, 'Posted versions'),
+    el('p', { class: 'muted small' }, 'The versions posted to a mailing list, newest first: each links to its mails in the archive; a commit appears once a lab applied the patch.'),
+    list.map((p) => postedVersion(s, p)));
+}
+
 async function render() {
   let s;
   try {
@@ -132,6 +219,12 @@ async function render() {
   }
   document.title = `${s.name} · kperf`;
   const versions = s.versions;
+  const posted = postedPart(s);
+  if (!versions.length) {
+    put(view, el('h1', {}, `Series ${s.name}`),
+      el('p', { class: 'lead' }, 'Posted to a mailing list; no lab has posted runs of its commits yet.'), posted);
+    return;
+  }
   const chosen = versions.find((v) => v.version === wantVersion) || versions[versions.length - 1];
   const idx = versions.indexOf(chosen);
   const prev = idx > 0 ? versions[idx - 1] : null;
@@ -146,13 +239,16 @@ async function render() {
     el('p', { class: 'lead' }, `${chosen.series}: ${chosen.patches.length} patches on `,
       chosen.base ? [el('span', { class: 'mono' }, shortSha(chosen.base.commit)), ' ', chosen.base.subject || ''] : 'an unknown base',
       chosen.base && last ? [' · ', link(`/compare${qs({ base: chosen.base.commit, target: last.commit })}`, 'compare the last patch with the base')] : null,
-      ' · ', link(`/lru-lock${qs({ series: chosen.series })}`, 'lock contention')),
+      ' · ', link(`/lru-lock${qs({ series: chosen.series })}`, 'lock contention'),
+      posted ? [' · ', link('#posted', 'posted versions')] : null),
     el('section', {}, el('h2', {}, 'Each patch against the series base (KPIs, 95% CI)'),
       el('p', { class: 'muted small' }, 'A cell: the change of the KPI\'s mean against the series base and its 95% confidence interval; it links to the decision.'),
       node, pc ? pc.box.wrap : null),
-    el('section', {}, el('h2', {}, prev ? `v${chosen.version} against v${prev.version} (last patches)` : `v${chosen.version} against the previous version`), vs));
+    el('section', { id: 'vs-previous' }, el('h2', {}, prev ? `v${chosen.version} against v${prev.version} (last patches)` : `v${chosen.version} against the previous version`), vs),
+    posted);
   if (pc) pc.draw();
   if (vs.draw) vs.draw();
+  if (location.hash) { const at = document.getElementById(location.hash.slice(1)); if (at) at.scrollIntoView(); }
 }
 
 render();
