@@ -106,6 +106,7 @@ if [ -x /usr/bin/chromium ] && [ -d node_modules/playwright-core ]; then
 		KPERF_URL="http://127.0.0.1:$(cat "$tmp/e2e.port")" KPERF_MAILDIR="$tmp/e2e-mail" \
 		KPERF_TOKEN=e2e_collector_token_0123456789 \
 		KPERF_ADMIN_TOKEN=e2e_admin_token_0123456789 \
+		KPERF_DATABASE_URL="host=$tmp/pg/sock port=$pgport user=kperf dbname=kperf_e2e" \
 			node tests/e2e/run.mjs || status=1
 	fi
 	kill "$e2e_pid" 2>/dev/null || true

@@ -222,7 +222,7 @@ async function render() {
   const posted = postedPart(s);
   if (!versions.length) {
     put(view, el('h1', {}, `Series ${s.name}`),
-      el('p', { class: 'lead' }, 'Posted to a mailing list; no lab has posted runs of its commits yet.'), posted);
+      el('p', { class: 'lead' }, 'Posted to a mailing list; no lab version of it (commits with "series": "NAME vN") has runs here yet.'), posted);
     return;
   }
   const chosen = versions.find((v) => v.version === wantVersion) || versions[versions.length - 1];

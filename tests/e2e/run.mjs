@@ -1,7 +1,8 @@
 // run.mjs - the dashboard's browser tests: `node tests/e2e/run.mjs` with
 // KPERF_URL (a running kperfd), KPERF_TOKEN (collector: the XSS check posts a
 // run; also loads the demo set when the database has none) and
-// KPERF_ADMIN_TOKEN (the triage check). Prints one line per check and a
+// KPERF_ADMIN_TOKEN (the triage check); KPERF_DATABASE_URL, the database of
+// that kperfd, for the posted series' rows (posted.mjs). Prints one line per check and a
 // summary "e2e: N passed, M failed[, K skipped]"; exits 1 when a check failed.
 // Screenshots go to tests/e2e/out/.
 import { spawnSync } from 'node:child_process';
@@ -9,10 +10,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { launch, OUT } from './browser.mjs';
 import { makeChecks } from './checks.mjs';
+import { ensurePosted, postedChecks } from './posted.mjs';
 
 const url = (process.env.KPERF_URL || '').replace(/\/+$/, '');
 const token = process.env.KPERF_TOKEN || '';
 const adminToken = process.env.KPERF_ADMIN_TOKEN || '';
+const dbUrl = process.env.KPERF_DATABASE_URL || '';
 const only = process.argv[2] ? new RegExp(process.argv[2]) : null;
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -57,13 +60,15 @@ async function main() {
   try {
     await api('/healthz');
     await ensureDemo();
+    if (dbUrl) await ensurePosted({ api, dbUrl });
   } catch (e) {
     console.error(`e2e: setup failed: ${e.cause ? e.cause.message || e.cause : e.message}`);
     console.log('e2e: 0 passed, 1 failed');
     process.exit(1);
   }
   const browser = await launch();
-  const checks = makeChecks({ url, api, call, post, token, adminToken, browser }).filter((c) => !only || only.test(c.name));
+  const env = { url, api, call, post, token, adminToken, browser, dbUrl };
+  const checks = [...makeChecks(env), ...postedChecks(env)].filter((c) => !only || only.test(c.name));
   let passed = 0;
   let failed = 0;
   let skipped = 0;
