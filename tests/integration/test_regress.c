@@ -339,6 +339,22 @@ Test(regress, series_base_and_recovery)
 	json_decref(j);
 }
 
+/* Series are named by their subjects, which often start with a path: the
+ * name's slashes (%2F, decoded before routing) are part of it. */
+Test(regress, a_series_name_with_slashes)
+{
+	json_t *j;
+
+	post_run("sl-b", BASE, NULL, NULL, 1000, 100, 500);
+	post_run("sl-1", P1, BASE, "mm/vmscan: lru_lock v2", 1001, 100, 500);
+	j = harness_get_json(&K, "/api/v1/series/mm%2Fvmscan%3A%20lru_lock", 200);
+	cr_expect_str_eq(json_string_value(json_object_get(j, "name")), "mm/vmscan: lru_lock");
+	cr_expect_eq(json_array_size(json_object_get(j, "versions")), 1, "%s", json_dumps(j, 0));
+	json_decref(j);
+	j = harness_get_json(&K, "/api/v1/series/mm%2Fvmscan%3A%20lru_lock%2Fmore", 404);
+	json_decref(j);
+}
+
 Test(regress, change_points_in_a_trend)
 {
 	char sha[41], parent[41];
