@@ -141,6 +141,7 @@ function releaseButton(mail, onDone) {
         await apiPost(`/api/v1/alerts/${encodeURIComponent(mail.id)}/release`, {}, token);
         sessionStorage.setItem(TOKEN_KEY, token);
         put(out, 'released: the reply goes out with the next outbox pass');
+        btn.remove();
         if (input) input.remove();
         if (onDone) onDone();
       } catch (e) {

@@ -174,6 +174,8 @@ export function postedChecks(env) {
       assert(await page.locator('button.release-mail').count() === 1, 'no single Release button for the held reply');
       await shot(page, 'series-posted');
       if (!adminToken) return;
+      const maildir = process.env.KPERF_MAILDIR;
+      const before = new Set(maildir ? readdirSync(join(maildir, 'new')) : []);
       await page.fill('.release input[name=token]', adminToken);
       await page.click('button.release-mail');
       await page.waitForFunction(() => document.querySelector('.release').innerText.includes('released'));
@@ -184,11 +186,12 @@ export function postedChecks(env) {
       assert(m.state !== 'held', `the reply is still ${m.state} on the server`);
       noProblems(page, 'release');
       await shot(page, 'series-posted-released');
-      const maildir = process.env.KPERF_MAILDIR;
+      assert(!(await page.locator('button.release-mail').count()), 'the Release button is still there after the release');
       if (maildir) {
         let got = false;
         for (let i = 0; i < 300 && !got; i++) {
-          got = readdirSync(join(maildir, 'new')).some((f) => readFileSync(join(maildir, 'new', f), 'utf8').includes(HELD_MSGID));
+          got = readdirSync(join(maildir, 'new')).some((f) => !before.has(f)
+            && readFileSync(join(maildir, 'new', f), 'utf8').includes(HELD_MSGID));
           if (!got) await new Promise((r) => setTimeout(r, 100));
         }
         assert(got, `the released reply ${HELD_MSGID} reached no mailbox within 30 s`);
