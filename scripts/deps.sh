@@ -2,7 +2,8 @@
 # deps.sh - `make deps`: install what kperf needs from Debian 12 when it is
 # missing (apt-get, as root), or print the exact command and stop.
 # `deps.sh test` adds what `make test` needs: Chromium for the browser tests,
-# a real SMTP server (python3-aiosmtpd), clang for the fuzzers, redis-server.
+# a real SMTP server (python3-aiosmtpd), clang for the fuzzers, redis-server,
+# and a real public-inbox (the robot's tests serve a local lore with it).
 set -eu
 pkgs="build-essential pkg-config libmicrohttpd-dev libpq-dev libjansson-dev
 libcurl4-openssl-dev libgsl-dev libdouble-conversion-dev libxxhash-dev libcriterion-dev zlib1g-dev libxml2-dev postgresql
@@ -15,7 +16,9 @@ command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"
 # linux-perf: `kperf-collect run --profile / --lock-contention` drive perf (and the
 # tests of tests/collect/test_perf.c record with it, as root).
 pkgs="$pkgs sysbench stress-ng fio redis-tools rt-tests linux-perf"
-[ "${1:-}" = test ] && pkgs="$pkgs redis-server"
+# b4: `kperf-collect agent --tree` applies posted series with it.
+pkgs="$pkgs b4"
+[ "${1:-}" = test ] && pkgs="$pkgs redis-server public-inbox"
 
 missing=
 for p in $pkgs; do
