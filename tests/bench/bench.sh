@@ -21,7 +21,7 @@
 #            decision of fresh commits posted alone meanwhile (burst.c).
 # BUILD names the build directory (make passes its own); BENCH_ONLY=decisions
 # runs the decisions part alone (about a minute), BENCH_ONLY=bisect that and
-# the bisection bench.
+# the bisection bench, BENCH_ONLY=robot those and the robot's loop.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${BUILD:-build}
@@ -57,6 +57,9 @@ echo "kperf bench on $cores cores ($(date -u +%Y-%m-%dT%H:%MZ))"
 # ---- the lab loop: a 1,024-commit range bisected by 4 agents (bisect.sh)
 tests/bench/bisect.sh "$build"
 [ "${BENCH_ONLY:-}" = bisect ] && exit 0
+# ---- the robot: a posted series from the inbox to its reply (robot.sh)
+tests/bench/robot.sh
+[ "${BENCH_ONLY:-}" = robot ] && exit 0
 echo
 
 metrics=${BENCH_METRICS:-5000}

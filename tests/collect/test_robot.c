@@ -125,7 +125,15 @@ static char *slurp_or_empty(const char *path)
 
 /* A lab: a clone of the stand-in kernel tree's base, a kernel file, a
  * catalogue whose test is tree-bench.sh over the tree; its agent started. */
+static void lab_start_from(struct agent_proc *ap, const char *inbox);
+
 static void lab_start(struct agent_proc *ap)
+{
+	lab_start_from(ap, lore);
+}
+
+/* The lab's agent, taking series from inbox only. */
+static void lab_start_from(struct agent_proc *ap, const char *inbox)
 {
 	const char *bin = getenv("KPERF_COLLECT_BIN") ? getenv("KPERF_COLLECT_BIN")
 						      : "build/kperf-collect";
@@ -187,7 +195,7 @@ static void lab_start(struct agent_proc *ap)
 	argv[n++] = "--tree";
 	argv[n++] = tree;
 	argv[n++] = "--inbox";
-	argv[n++] = lore;
+	argv[n++] = inbox;
 	argv[n] = NULL;
 	ap->pid = fork();
 	cr_assert_neq(ap->pid, -1);
@@ -223,6 +231,38 @@ static void agent_stop(struct agent_proc *ap)
 }
 
 static char last_answer[4096];
+
+/*
+ * The loop's steps for the bench (tests/bench/robot.sh reads the line):
+ * seconds from the series' arrival (t0, epoch seconds taken before the
+ * injection) to it being stored with its jobs, to its base and head
+ * measured, to the bisection's end, to the reply queued and sent.
+ */
+static void print_steps(double t0)
+{
+	char cmd[2048], sql[1200];
+	snprintf(sql, sizeof(sql),
+		 "SELECT format('robot steps: stored %%s measured %%s bisected %%s queued %%s sent %%s',"
+		 " round((extract(epoch FROM (SELECT min(created_at) FROM posted_series)) - %.3f)::numeric, 2),"
+		 " round((extract(epoch FROM (SELECT max(ended_at) FROM job WHERE plan_target_id IS NOT NULL))"
+		 " - %.3f)::numeric, 2),"
+		 " round((extract(epoch FROM (SELECT max(ended_at) FROM bisection)) - %.3f)::numeric, 2),"
+		 " round((extract(epoch FROM (SELECT min(created_at) FROM alert WHERE kind = 'robot'))"
+		 " - %.3f)::numeric, 2),"
+		 " round((extract(epoch FROM (SELECT min(sent_at) FROM alert WHERE kind = 'robot'))"
+		 " - %.3f)::numeric, 2))",
+		 t0, t0, t0, t0, t0);
+	snprintf(cmd, sizeof(cmd), "psql -qtA '%s dbname=%s' -c \"%s\" >&2", harness_pg(), K.db, sql);
+	if (system(cmd))
+		fprintf(stderr, "(psql failed)\n");
+}
+
+/* Now, as PostgreSQL's epoch seconds. */
+static double db_epoch(void)
+{
+	return (double)harness_count(&K, "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint") /
+	       1000.0;
+}
 
 /* On a failure: what the database holds of the robot's work, on stderr. */
 static void dump_db(void)
@@ -370,7 +410,7 @@ Test(robot, v2_regression_bisected_to_patch_2_replied_in_its_thread_then_v3_clea
 	char out[4096], cover2[1024], files[8192];
 	json_t *v2, *v3;
 	char *m, *page;
-	double t0;
+	double t0, epoch0;
 
 	lore_sh(NULL, 0, "tree %s", W);
 	lab_start(&ap);
@@ -381,6 +421,7 @@ Test(robot, v2_regression_bisected_to_patch_2_replied_in_its_thread_then_v3_clea
 	lore_sh(cover2, sizeof(cover2), "series %s 2 2", W);
 	snprintf(files, sizeof(files), "inject %s %s/out-v2/*.patch", W, W);
 	t0 = now_s();
+	epoch0 = db_epoch();
 	lore_sh(out, sizeof(out), "%s", files);
 	v2 = wait_state(2, "regression|does_not_apply|failed|clean", &ap);
 	cr_assert_str_eq(json_string_value(json_object_get(v2, "state")), "regression", "%s",
@@ -404,6 +445,7 @@ Test(robot, v2_regression_bisected_to_patch_2_replied_in_its_thread_then_v3_clea
 				       WAIT_S, text, klog + (kl > 4000 ? kl - 4000 : 0));
 		}
 	fprintf(stderr, "robot: v2 injected to its reply sent: %.1f s\n", now_s() - t0);
+	print_steps(epoch0);
 	m = mail(1);
 	{
 		char want[1200];
@@ -572,7 +614,7 @@ Test(robot, branch_head_regression_mailed_in_tree_form_with_regzbot)
 			  "{\"name\":\"branch\",\"branch\":\"memcg-lru-lock-v2\","
 			  "\"tests\":[{\"suite\":\"kbench\",\"params\":{\"case\":\"tree\"}}],"
 			  "\"machines\":[\"lab1\"],\"runs\":3,"
-			  "\"report\":{\"mode\":\"send\",\"regzbot\":true}}",
+			  "\"report\":{\"mode\":\"send\",\"regzbot\":true,\"cc\":[\"linux-mm@kvack.org\"]}}",
 			  NULL),
 		     201);
 	snprintf(git, sizeof(git), "%s/linux", W);
@@ -601,5 +643,72 @@ Test(robot, branch_head_regression_mailed_in_tree_form_with_regzbot)
 	free(m);
 	cr_assert_eq(harness_count(&K, "SELECT count(*) FROM plan_target WHERE state = 'regression'"),
 		     1);
+	agent_stop(&ap);
+}
+
+static json_t *job_of_series(void)
+{
+	json_t *j = NULL, *it, *out = NULL;
+	size_t i;
+	cr_assert_eq(call("GET", "/api/v1/jobs?state=failed", NULL, NULL, &j), 200);
+	json_array_foreach(json_object_get(j, "items"), i, it)
+		if (strstr(json_string_value(json_object_get(it, "reason")) ?: "", "patches"))
+			out = json_incref(it);
+	json_decref(j);
+	return out;
+}
+
+/*
+ * What a lab refuses: a series from an inbox its agent was not given
+ * (kperfd must not make a lab build code of its choosing), and a series
+ * that does not apply on its base, which fails at once with git am's
+ * words and shows on the series as "does not apply".
+ */
+Test(robot, a_lab_applies_only_from_its_inboxes_and_says_when_a_series_does_not_apply)
+{
+	struct agent_proc ap = {0};
+	char out[4096], cmd[4096];
+	json_t *job, *v;
+	const char *why;
+
+	lore_sh(NULL, 0, "tree %s", W);
+	lab_start_from(&ap, "http://127.0.0.1:9/other-list/");
+	wait_offer(&ap);
+	setup_plan("send", 0);
+	lore_sh(out, sizeof(out), "series %s 2 0", W);
+	snprintf(cmd, sizeof(cmd), "inject %s %s/out-v2/*.patch", W, W);
+	lore_sh(out, sizeof(out), "%s", cmd);
+	v = wait_state(2, "failed|does_not_apply|clean|regression", &ap);
+	cr_assert_str_eq(json_string_value(json_object_get(v, "state")), "failed", "%s",
+			 json_dumps(v, 0));
+	json_decref(v);
+	job = job_of_series();
+	cr_assert_not_null(job);
+	why = json_string_value(json_object_get(
+		json_array_get(json_object_get(job, "failures"), 0), "reason"));
+	cr_assert(strstr(why, "which is none of this agent's --inbox"), "%s", why);
+	cr_assert_eq((long)json_number_value(json_object_get(job, "attempts")), 1, "not final");
+	json_decref(job);
+	cr_assert_eq(harness_count(&K, "SELECT count(*) FROM posted_patch WHERE commit_id IS NOT NULL"),
+		     0, "the tree was changed");
+
+	/* the right inbox, a v3 whose patch 2 has a context line the base lacks */
+	agent_stop(&ap);
+	lab_start(&ap);
+	lore_sh(out, sizeof(out), "series %s 3 0", W);
+	snprintf(cmd, sizeof(cmd), "sed -i 's/^-\\tspin_lock_irq(&pgdat->lru_lock);/-\\tspin_lock_irq(\\&nosuch->lru_lock);/' %s/out-v3/v3-0002-*.patch && grep -q nosuch %s/out-v3/v3-0002-*.patch",
+		 W, W);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	snprintf(cmd, sizeof(cmd), "inject %s %s/out-v3/*.patch", W, W);
+	lore_sh(out, sizeof(out), "%s", cmd);
+	v = wait_state(3, "failed|does_not_apply|clean|regression", &ap);
+	cr_assert_str_eq(json_string_value(json_object_get(v, "state")), "does_not_apply", "%s",
+			 json_dumps(v, 0));
+	why = json_string_value(json_object_get(v, "state_detail"));
+	cr_assert(strstr(why, "does not apply on bb22bebfc2e8: git am says: "), "%s", why);
+	cr_assert(strstr(why, "patch failed") || strstr(why, "does not apply"), "%s", why);
+	json_decref(v);
+	pause_ms(2000);
+	cr_assert_eq(mails(), 0);
 	agent_stop(&ap);
 }
