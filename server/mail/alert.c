@@ -365,6 +365,209 @@ static void served_text(PGresult *srv, const char *public_url, struct buf *out)
 				   PQgetvalue(srv, i, 2));
 }
 
+/* What render() gathers: the query results the facts point into, the text
+ * built for them and the facts themselves; released by render_release(). */
+struct render {
+	PGresult *items, *com, *mach, *tok, *thr, *srv, *nj, *bis;
+	struct alert_item *it;
+	int n;
+	struct alert_facts f;
+	struct buf msg, subject, table, unsub, subs, served, bisected;
+	char host[256], msgid[400], date[64], reply[600];
+};
+
+static void render_release(struct render *r)
+{
+	free(r->it);
+	PQclear(r->items);
+	PQclear(r->com);
+	PQclear(r->mach);
+	PQclear(r->nj);
+	PQclear(r->tok);
+	PQclear(r->thr);
+	PQclear(r->srv);
+	PQclear(r->bis);
+	buf_release(&r->bisected);
+	buf_release(&r->subs);
+	buf_release(&r->served);
+	buf_release(&r->msg);
+	buf_release(&r->subject);
+	buf_release(&r->table);
+	buf_release(&r->unsub);
+}
+
+/* The items (SQL_ITEMS's rows) as alert_items pointing into r->items. */
+static void render_items(struct render *r)
+{
+	PGresult *items = r->items;
+
+	r->it = xcalloc((size_t)r->n, sizeof(*r->it));
+	for (int i = 0; i < r->n; i++) {
+		struct alert_item *it = &r->it[i];
+		it->decision_id = strtol(PQgetvalue(items, i, 0), NULL, 10);
+		it->metric = PQgetvalue(items, i, 1);
+		it->machine = PQgetvalue(items, i, 2);
+		it->suite = PQgetvalue(items, i, 3);
+		it->params = PQgetvalue(items, i, 4);
+		it->variant = PQgetvalue(items, i, 5);
+		it->verdict = PQgetvalue(items, i, 6);
+		it->previous_verdict = opt(items, i, 7);
+		it->commit = opt(items, i, 8);
+		it->base_commit = opt(items, i, 9);
+		it->recovered_by = opt(items, i, 10);
+		it->change_pct = num(items, i, 11);
+		it->change_abs = num(items, i, 12);
+		it->ci_lo_pct = num(items, i, 13);
+		it->ci_hi_pct = num(items, i, 14);
+		it->absolute = !strcmp(PQgetvalue(items, i, 15), "t");
+		it->kpi = !strcmp(PQgetvalue(items, i, 16), "t");
+		it->confirmation = opt(items, i, 25);
+		it->unconfirmed = opt(items, i, 27);
+		it->unconfirmed_why = opt(items, i, 28);
+		it->base_runs = strtol(PQgetvalue(items, i, 29), NULL, 10);
+		it->target_runs = strtol(PQgetvalue(items, i, 30), NULL, 10);
+	}
+}
+
+/* The footer: the signed unsubscribe link for every subscription served and
+ * the lines naming them; 0, or -1 on a database error. */
+static int render_served(PGconn *c, const struct alert_config *cfg, struct render *r)
+{
+	/* "{3,7}" -> "3,7": the link unsubscribes every subscription served */
+	char *list = xstrdup(buf_str(&r->subs) + 1);
+	const char *p1[1] = {list}, *pa[1] = {buf_str(&r->subs)};
+
+	list[strlen(list) - 1] = '\0';
+	r->tok = query(c, SQL_TOKEN, 1, p1, "signing the unsubscribe link");
+	if (r->tok && cfg->public_url && PQntuples(r->tok) == 1) {
+		buf_printf(&r->unsub, "%s/api/v1/unsubscribe?s=%s&t=%s", cfg->public_url, list,
+			   PQgetvalue(r->tok, 0, 0));
+		r->f.unsubscribe_url = buf_str(&r->unsub);
+	}
+	free(list);
+	if (!r->tok || !(r->srv = query(c, SQL_SERVED, 1, pa, "naming the subscriptions")))
+		return -1;
+	served_text(r->srv, cfg->public_url, &r->served);
+	r->f.served = buf_str(&r->served);
+	return 0;
+}
+
+/* A report's commit and headline machine, and the commands run with other
+ * arguments than their base's; 0, or -1 on an error or a missing row. */
+static int render_commit(PGconn *c, const char *commit, struct render *r)
+{
+	PGresult *items = r->items;
+	const char *p1[1] = {commit};
+	const char *p4[4] = {PQgetvalue(items, 0, 17), PQgetvalue(items, 0, 18),
+			     PQgetvalue(items, 0, 19), commit};
+	const char *pn[2] = {commit, PQgetvalue(items, 0, 17)};
+	struct alert_facts *f = &r->f;
+
+	if (!(r->com = query(c, SQL_COMMIT, 1, p1, "reading the commit")) ||
+	    PQntuples(r->com) != 1 ||
+	    !(r->mach = query(c, SQL_MACHINE, 4, p4, "reading the machine")) ||
+	    PQntuples(r->mach) != 1)
+		return -1;
+	f->sha = opt(r->com, 0, 0);
+	f->subject = opt(r->com, 0, 1);
+	f->series = opt(r->com, 0, 2);
+	f->branch = opt(r->com, 0, 3);
+	f->base_kind = PQgetvalue(items, 0, 21);
+	f->cpu_model = opt(r->mach, 0, 0);
+	f->nr_cpus = opt(r->mach, 0, 1);
+	f->sockets = opt(r->mach, 0, 2);
+	f->memory_mb = opt(r->mach, 0, 3);
+	f->command = opt(r->mach, 0, 8);
+	f->collector = opt(r->mach, 0, 9);
+	if (!(r->nj = query(c, SQL_NOT_JUDGED, 2, pn, "reading changed commands")))
+		return -1;
+	f->not_judged = PQntuples(r->nj) == 1 ? opt(r->nj, 0, 0) : NULL;
+	return 0;
+}
+
+/* How a bisection found the commit, when one did (items column 26);
+ * 0, or -1 on a database error. */
+static int render_bisection(PGconn *c, struct render *r)
+{
+	const char *pb[1];
+
+	if (PQgetisnull(r->items, 0, 26))
+		return 0;
+	pb[0] = PQgetvalue(r->items, 0, 26);
+	if (!(r->bis = query(c, SQL_BISECTION, 1, pb, "reading the bisection")))
+		return -1;
+	if (PQntuples(r->bis) == 1) {
+		buf_printf(&r->bisected,
+			   "Bisected between %.12s (good) and %.12s (bad), %s commits,\n"
+			   "on %s:\n\n%s\n",
+			   PQgetvalue(r->bis, 0, 0), PQgetvalue(r->bis, 0, 1),
+			   PQgetvalue(r->bis, 0, 2), PQgetvalue(r->bis, 0, 3),
+			   PQgetvalue(r->bis, 0, 4));
+		r->f.bisection = buf_str(&r->bisected);
+	}
+	return 0;
+}
+
+/* In-Reply-To: one thread per series (or commit) and recipient, the first
+ * message replying to the patch mail; 0, or -1 on a database error. */
+static int render_thread(PGconn *c, const char *rcpt, const char *commit, struct render *r)
+{
+	const struct alert_facts *f = &r->f;
+	const char *patch = opt(r->com, 0, 4);
+	char topic[300], root[600];
+	const char *tp[3] = {rcpt, topic, root};
+
+	snprintf(topic, sizeof(topic), "%s:%s", f->series ? "series" : "commit",
+		 f->series ? f->series : (f->sha ? f->sha : commit));
+	if (patch)
+		snprintf(root, sizeof(root), "%s%s%s", *patch == '<' ? "" : "<", patch,
+			 *patch == '<' ? "" : ">");
+	else
+		snprintf(root, sizeof(root), "%s", r->msgid);
+	if (!(r->thr = query(c, SQL_THREAD, 3, tp, "threading an alert")))
+		return -1;
+	if (PQntuples(r->thr) >= 1 && (strcmp(PQgetvalue(r->thr, 0, 0), r->msgid) || patch)) {
+		snprintf(r->reply, sizeof(r->reply), "%s", PQgetvalue(r->thr, 0, 0));
+		r->f.in_reply_to = r->reply;
+	}
+	return 0;
+}
+
+/* A report's facts beyond the items: commit, machine, bisection, LKP's
+ * table and thread; 0, or -1 on an error. */
+static int render_report(PGconn *c, const char *rcpt, const char *commit, struct render *r)
+{
+	if (render_commit(c, commit, r) || render_bisection(c, r))
+		return -1;
+	lkp_table(c, r->items, r->mach, &r->table);
+	r->f.lkp_table = buf_str(&r->table);
+	return render_thread(c, rcpt, commit, r);
+}
+
+/* Record what each item's subscriptions were told, then store the rendered
+ * message for alert row id; 0, or -1 on a database error. */
+static int render_store(PGconn *c, const char *id, struct render *r)
+{
+	for (int i = 0; i < r->n; i++) {
+		const char *pm[6] = {PQgetvalue(r->items, i, 24), PQgetvalue(r->items, i, 0), id,
+				     r->it[i].verdict, opt(r->items, i, 11),
+				     PQgetvalue(r->items, i, 23)};
+		PGresult *res = query(c, SQL_MAILED, 6, pm, "recording mailed decisions");
+		if (!res)
+			return -1;
+		PQclear(res);
+	}
+	{
+		const char *ps[6] = {id, r->f.to, buf_str(&r->subject), r->msgid, buf_str(&r->msg),
+				     buf_str(&r->subs)};
+		PGresult *res = query(c, SQL_STORE, 6, ps, "storing an alert");
+		if (!res)
+			return -1;
+		PQclear(res);
+	}
+	return 0;
+}
+
 /* Render alert row 0 of claim; 1 rendered into out, 2 nothing to say, -1 error. */
 static int render(PGconn *c, const struct alert_config *cfg, PGresult *claim,
 		  struct alert_claimed *out)
@@ -373,184 +576,46 @@ static int render(PGconn *c, const struct alert_config *cfg, PGresult *claim,
 	const char *commit = opt(claim, 0, 2);
 	int digest = !strcmp(PQgetvalue(claim, 0, 3), "digest");
 	const char *p3[3] = {rcpt, commit, digest ? PQgetvalue(claim, 0, 9) : NULL};
-	PGresult *items = NULL, *com = NULL, *mach = NULL, *tok = NULL, *thr = NULL, *srv = NULL;
-	PGresult *nj = NULL;
-	PGresult *bis = NULL;
-	struct alert_item *it = NULL;
-	struct alert_facts f;
-	struct buf msg = BUF_INIT, subject = BUF_INIT, table = BUF_INIT, unsub = BUF_INIT;
-	struct buf subs = BUF_INIT, served = BUF_INIT, bisected = BUF_INIT;
-	char host[256], msgid[400], date[64], reply[600];
-	int n, rc = -1;
+	struct render r;
+	int rc = -1;
 
-	memset(&f, 0, sizeof(f));
-	if (!(items = query(c, SQL_ITEMS, 3, p3, "gathering an alert")))
+	memset(&r, 0, sizeof(r));
+	if (!(r.items = query(c, SQL_ITEMS, 3, p3, "gathering an alert")))
 		goto out;
-	n = PQntuples(items);
-	if (n == 0) {
+	r.n = PQntuples(r.items);
+	if (r.n == 0) {
 		const char *p1[1] = {id};
-		PGresult *r = query(c, SQL_SKIP, 1, p1, "skipping an alert");
-		rc = r ? 2 : -1;
-		PQclear(r);
+		PGresult *res = query(c, SQL_SKIP, 1, p1, "skipping an alert");
+		rc = res ? 2 : -1;
+		PQclear(res);
 		goto out;
 	}
-	it = xcalloc((size_t)n, sizeof(*it));
-	for (int i = 0; i < n; i++) {
-		it[i].decision_id = strtol(PQgetvalue(items, i, 0), NULL, 10);
-		it[i].metric = PQgetvalue(items, i, 1);
-		it[i].machine = PQgetvalue(items, i, 2);
-		it[i].suite = PQgetvalue(items, i, 3);
-		it[i].params = PQgetvalue(items, i, 4);
-		it[i].variant = PQgetvalue(items, i, 5);
-		it[i].verdict = PQgetvalue(items, i, 6);
-		it[i].previous_verdict = opt(items, i, 7);
-		it[i].commit = opt(items, i, 8);
-		it[i].base_commit = opt(items, i, 9);
-		it[i].recovered_by = opt(items, i, 10);
-		it[i].change_pct = num(items, i, 11);
-		it[i].change_abs = num(items, i, 12);
-		it[i].ci_lo_pct = num(items, i, 13);
-		it[i].ci_hi_pct = num(items, i, 14);
-		it[i].absolute = !strcmp(PQgetvalue(items, i, 15), "t");
-		it[i].kpi = !strcmp(PQgetvalue(items, i, 16), "t");
-		it[i].confirmation = opt(items, i, 25);
-		it[i].unconfirmed = opt(items, i, 27);
-		it[i].unconfirmed_why = opt(items, i, 28);
-		it[i].base_runs = strtol(PQgetvalue(items, i, 29), NULL, 10);
-		it[i].target_runs = strtol(PQgetvalue(items, i, 30), NULL, 10);
-	}
-	served_subscriptions(items, &subs);
-	alert_url_host(cfg->public_url, host, sizeof(host));
-	snprintf(msgid, sizeof(msgid), "<kperf.alert.%s.%ld@%s>", id, (long)time(NULL), host);
-	alert_date(date, sizeof(date));
-	f.to = PQgetvalue(claim, 0, 6);
-	f.from = cfg->from;
-	f.public_url = cfg->public_url;
-	f.message_id = msgid;
-	f.date = date;
-	f.digest = digest;
-	f.items = it;
-	f.nitems = (size_t)n;
-	{
-		/* "{3,7}" -> "3,7": the link unsubscribes every subscription served */
-		char *list = xstrdup(buf_str(&subs) + 1);
-		const char *p1[1] = {list}, *pa[1] = {buf_str(&subs)};
-		list[strlen(list) - 1] = '\0';
-		tok = query(c, SQL_TOKEN, 1, p1, "signing the unsubscribe link");
-		if (tok && cfg->public_url && PQntuples(tok) == 1) {
-			buf_printf(&unsub, "%s/api/v1/unsubscribe?s=%s&t=%s", cfg->public_url, list,
-				   PQgetvalue(tok, 0, 0));
-			f.unsubscribe_url = buf_str(&unsub);
-		}
-		free(list);
-		if (!tok || !(srv = query(c, SQL_SERVED, 1, pa, "naming the subscriptions")))
-			goto out;
-		served_text(srv, cfg->public_url, &served);
-		f.served = buf_str(&served);
-	}
-	if (!digest) {
-		const char *p1[1] = {commit};
-		const char *p4[4] = {PQgetvalue(items, 0, 17), PQgetvalue(items, 0, 18),
-				     PQgetvalue(items, 0, 19), commit};
-		char topic[300];
-		if (!(com = query(c, SQL_COMMIT, 1, p1, "reading the commit")) ||
-		    PQntuples(com) != 1 ||
-		    !(mach = query(c, SQL_MACHINE, 4, p4, "reading the machine")) ||
-		    PQntuples(mach) != 1)
-			goto out;
-		f.sha = opt(com, 0, 0);
-		f.subject = opt(com, 0, 1);
-		f.series = opt(com, 0, 2);
-		f.branch = opt(com, 0, 3);
-		f.base_kind = PQgetvalue(items, 0, 21);
-		f.cpu_model = opt(mach, 0, 0);
-		f.nr_cpus = opt(mach, 0, 1);
-		f.sockets = opt(mach, 0, 2);
-		f.memory_mb = opt(mach, 0, 3);
-		f.command = opt(mach, 0, 8);
-		f.collector = opt(mach, 0, 9);
-		{
-			const char *pn[2] = {commit, PQgetvalue(items, 0, 17)};
-			if (!(nj = query(c, SQL_NOT_JUDGED, 2, pn, "reading changed commands")))
-				goto out;
-			f.not_judged = PQntuples(nj) == 1 ? opt(nj, 0, 0) : NULL;
-		}
-		if (!PQgetisnull(items, 0, 26)) {
-			const char *pb[1] = {PQgetvalue(items, 0, 26)};
-			if (!(bis = query(c, SQL_BISECTION, 1, pb, "reading the bisection")))
-				goto out;
-			if (PQntuples(bis) == 1) {
-				buf_printf(&bisected,
-					   "Bisected between %.12s (good) and %.12s (bad), %s commits,\n"
-					   "on %s:\n\n%s\n",
-					   PQgetvalue(bis, 0, 0), PQgetvalue(bis, 0, 1),
-					   PQgetvalue(bis, 0, 2), PQgetvalue(bis, 0, 3),
-					   PQgetvalue(bis, 0, 4));
-				f.bisection = buf_str(&bisected);
-			}
-		}
-		lkp_table(c, items, mach, &table);
-		f.lkp_table = buf_str(&table);
-		/* thread per series (or commit); the first replies to the patch mail */
-		snprintf(topic, sizeof(topic), "%s:%s", f.series ? "series" : "commit",
-			 f.series ? f.series : (f.sha ? f.sha : commit));
-		{
-			const char *patch = opt(com, 0, 4);
-			char root[600];
-			const char *tp[3] = {rcpt, topic, root};
-			if (patch)
-				snprintf(root, sizeof(root), "%s%s%s", *patch == '<' ? "" : "<", patch,
-					 *patch == '<' ? "" : ">");
-			else
-				snprintf(root, sizeof(root), "%s", msgid);
-			if (!(thr = query(c, SQL_THREAD, 3, tp, "threading an alert")))
-				goto out;
-			if (PQntuples(thr) >= 1 &&
-			    (strcmp(PQgetvalue(thr, 0, 0), msgid) || patch)) {
-				snprintf(reply, sizeof(reply), "%s", PQgetvalue(thr, 0, 0));
-				f.in_reply_to = reply;
-			}
-		}
-	}
-	alert_subject(&f, &subject);
-	alert_message(&f, &msg);
-	for (int i = 0; i < n; i++) {
-		const char *pm[6] = {PQgetvalue(items, i, 24), PQgetvalue(items, i, 0), id,
-				     it[i].verdict, opt(items, i, 11), PQgetvalue(items, i, 23)};
-		PGresult *r = query(c, SQL_MAILED, 6, pm, "recording mailed decisions");
-		if (!r)
-			goto out;
-		PQclear(r);
-	}
-	{
-		const char *ps[6] = {id, f.to, buf_str(&subject), msgid, buf_str(&msg),
-				     buf_str(&subs)};
-		PGresult *r = query(c, SQL_STORE, 6, ps, "storing an alert");
-		if (!r)
-			goto out;
-		PQclear(r);
-	}
-	out->rcpt = xstrdup(f.to);
-	out->len = msg.len;
-	out->message = buf_detach(&msg, NULL);
+	render_items(&r);
+	served_subscriptions(r.items, &r.subs);
+	alert_url_host(cfg->public_url, r.host, sizeof(r.host));
+	snprintf(r.msgid, sizeof(r.msgid), "<kperf.alert.%s.%ld@%s>", id, (long)time(NULL),
+		 r.host);
+	alert_date(r.date, sizeof(r.date));
+	r.f.to = PQgetvalue(claim, 0, 6);
+	r.f.from = cfg->from;
+	r.f.public_url = cfg->public_url;
+	r.f.message_id = r.msgid;
+	r.f.date = r.date;
+	r.f.digest = digest;
+	r.f.items = r.it;
+	r.f.nitems = (size_t)r.n;
+	if (render_served(c, cfg, &r) || (!digest && render_report(c, rcpt, commit, &r)))
+		goto out;
+	alert_subject(&r.f, &r.subject);
+	alert_message(&r.f, &r.msg);
+	if (render_store(c, id, &r))
+		goto out;
+	out->rcpt = xstrdup(r.f.to);
+	out->len = r.msg.len;
+	out->message = buf_detach(&r.msg, NULL);
 	rc = 1;
 out:
-	free(it);
-	PQclear(items);
-	PQclear(com);
-	PQclear(mach);
-	PQclear(nj);
-	PQclear(tok);
-	PQclear(thr);
-	PQclear(srv);
-	PQclear(bis);
-	buf_release(&bisected);
-	buf_release(&subs);
-	buf_release(&served);
-	buf_release(&msg);
-	buf_release(&subject);
-	buf_release(&table);
-	buf_release(&unsub);
+	render_release(&r);
 	return rc;
 }
 
