@@ -481,17 +481,10 @@ static void build_body(struct built *b, enum gen g)
 	b->q.body = own(b, buf_detach(&s, NULL));
 }
 
-static void build(const struct row *w, struct built *b)
+/* The request line and headers of generator g; 0 when g builds none of them. */
+static int build_head(struct built *b, enum gen g, const char *revoked_auth)
 {
-	memset(b, 0, sizeof(*b));
-	b->q.method = w->method;
-	b->q.target = w->target;
-	b->q.auth = w->auth;
-	b->q.content_type = w->ct;
-	b->q.body = w->body;
-	switch (w->gen) {
-	case G_NONE:
-		break;
+	switch (g) {
 	case G_URL_70K:
 		b->q.target = own(b, rep("/api/v1/runs?machine=", "a", 70000, ""));
 		break;
@@ -529,7 +522,19 @@ static void build(const struct row *w, struct built *b)
 		b->q.auth = own(b, rep("Bearer ", "A", 70000, ""));
 		break;
 	case G_AUTH_REVOKED:
-		b->q.auth = revoked;
+		b->q.auth = revoked_auth;
+		break;
+	default:
+		return 0;
+	}
+	return 1;
+}
+
+/* The body of generator g (G_NONE: none). */
+static void build_payload(struct built *b, enum gen g)
+{
+	switch (g) {
+	case G_NONE:
 		break;
 	case G_BIGINT:
 		b->q.body = own(
@@ -566,7 +571,7 @@ static void build(const struct row *w, struct built *b)
 	case G_METRICS_10001:
 	case G_VALUES_110K:
 	case G_BATCH_1001:
-		build_body(b, w->gen);
+		build_body(b, g);
 		break;
 	case G_BODY_OVER:
 		b->q.body = own(b, rep("", " ", LIMIT_BODY_BYTES_DEFAULT, "{}"));
@@ -607,7 +612,28 @@ static void build(const struct row *w, struct built *b)
 	case G_SUB_NEST_100K:
 		b->q.body = own(b, nest("{\"email\":", "[", 100000, "", "]", "}"));
 		break;
+	default: /* built by build_head */
+		break;
 	}
+}
+
+/* Generator g's parts of b, whose fixed parts the caller set; revoked_auth
+ * is the Authorization value of a revoked token (G_AUTH_REVOKED). */
+static void build_gen(struct built *b, enum gen g, const char *revoked_auth)
+{
+	if (!build_head(b, g, revoked_auth))
+		build_payload(b, g);
+}
+
+static void build(const struct row *w, struct built *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->q.method = w->method;
+	b->q.target = w->target;
+	b->q.auth = w->auth;
+	b->q.content_type = w->ct;
+	b->q.body = w->body;
+	build_gen(b, w->gen, revoked);
 }
 
 static void built_release(struct built *b)
