@@ -146,7 +146,8 @@ $(BUILD)/bench/minimal: tests/bench/minimal.c
 
 # The regression detectors (LKP's rule, Welch, kperf's verdict) on simulated
 # histories with known truth.
-$(BUILD)/bench/detect: $(BUILD)/obj/tests/bench/detect.o $(SERVER_OBJ)
+$(BUILD)/bench/detect: $(BUILD)/obj/tests/bench/detect.o $(BUILD)/obj/tests/bench/detect_sim.o \
+                      $(SERVER_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
