@@ -212,18 +212,9 @@ static const char SQL_BURST_DECISIONS[] =
 	" WHERE m.name LIKE $1";
 static const char SQL_QUEUED[] = "SELECT count(*) FROM decision_queue";
 
-int main(int argc, char **argv)
+/* The arguments and BENCH_* variables into the globals; 0, or 2 (usage). */
+static int parse_args(int argc, char **argv)
 {
-	pthread_t th[64];
-	struct curl_slist *hdr;
-	CURL *h;
-	PGconn *db;
-	char like[64], sha[41];
-	double t0, t_ingest = 0, t_done = 0, fresh_post[FRESH_MAX], fresh_lat[FRESH_MAX];
-	double worst = 0, next_fresh;
-	long want, have = 0;
-	int nfresh = 0, fresh_done = 0, fresh_during[FRESH_MAX];
-
 	if (argc < 4) {
 		fprintf(stderr, "usage: burst URL TOKEN CONNINFO [GROUPS [COMMITS]]\n");
 		return 2;
@@ -246,6 +237,54 @@ int main(int argc, char **argv)
 		fprintf(stderr, "burst: GROUPS 1-100000, COMMITS 2-1000\n");
 		return 2;
 	}
+	return 0;
+}
+
+/* The burst's figures; t_done runs from the import's last answer to the last
+ * decision. */
+static void print_report(PGconn *db, const char *like, double t_ingest, double t_done,
+			 double worst, int nfresh, const double *fresh_lat,
+			 const int *fresh_during)
+{
+	printf("decisions: a burst of %zu single-metric runs (%d key groups x %d commits, 3-5 runs"
+	       " each), %d clients posting %d runs a request\n",
+	       nruns, groups, commits, clients, BATCH_RUNS);
+	printf("%-60s %10s\n", "what", "seconds");
+	printf("%-60s %10.2f\n", "ingest of the burst (first POST to last answer)", t_ingest);
+	printf("%-60s %10.2f  %.2f x ingest (goal <= 2)\n",
+	       "last POST to last decision", t_done, t_done / t_ingest);
+	printf("%-60s %10.2f  of %d, each (goal < 2 s; * during the import):\n  ",
+	       "fresh commit, POST to stored decision (max)", worst, nfresh);
+	for (int i = 0; i < nfresh; i++)
+		printf(" %.2f%s", fresh_lat[i], fresh_during[i] ? "*" : "");
+	printf("\n");
+	printf("decisions stored: %ld (%ld regressions, %ld of them recovered; planted: %d, %d)\n",
+	       count(db, SQL_BURST_DECISIONS, like),
+	       count(db,
+		     "SELECT count(*) FROM decision d JOIN machine m ON m.id = d.machine_id"
+		     " WHERE m.name LIKE $1 AND d.verdict = 'regression'",
+		     like),
+	       count(db,
+		     "SELECT count(*) FROM decision d JOIN machine m ON m.id = d.machine_id"
+		     " WHERE m.name LIKE $1 AND d.recovered_by IS NOT NULL",
+		     like),
+	       (groups + 16) / 20 + (groups + 12) / 20, (groups + 12) / 20);
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t th[64];
+	struct curl_slist *hdr;
+	CURL *h;
+	PGconn *db;
+	char like[64], sha[41];
+	double t0, t_ingest = 0, t_done = 0, fresh_post[FRESH_MAX], fresh_lat[FRESH_MAX];
+	double worst = 0, next_fresh;
+	long want, have = 0;
+	int nfresh = 0, fresh_done = 0, fresh_during[FRESH_MAX];
+
+	if (parse_args(argc, argv))
+		return 2;
 	curl_global_init(CURL_GLOBAL_ALL);
 	db = connect_db(argv[3]);
 	h = client_new(&hdr);
@@ -327,29 +366,7 @@ int main(int argc, char **argv)
 		usleep(10000);
 	}
 	t_done -= t0 + t_ingest;
-	printf("decisions: a burst of %zu single-metric runs (%d key groups x %d commits, 3-5 runs"
-	       " each), %d clients posting %d runs a request\n",
-	       nruns, groups, commits, clients, BATCH_RUNS);
-	printf("%-60s %10s\n", "what", "seconds");
-	printf("%-60s %10.2f\n", "ingest of the burst (first POST to last answer)", t_ingest);
-	printf("%-60s %10.2f  %.2f x ingest (goal <= 2)\n",
-	       "last POST to last decision", t_done, t_done / t_ingest);
-	printf("%-60s %10.2f  of %d, each (goal < 2 s; * during the import):\n  ",
-	       "fresh commit, POST to stored decision (max)", worst, nfresh);
-	for (int i = 0; i < nfresh; i++)
-		printf(" %.2f%s", fresh_lat[i], fresh_during[i] ? "*" : "");
-	printf("\n");
-	printf("decisions stored: %ld (%ld regressions, %ld of them recovered; planted: %d, %d)\n",
-	       count(db, SQL_BURST_DECISIONS, like),
-	       count(db,
-		     "SELECT count(*) FROM decision d JOIN machine m ON m.id = d.machine_id"
-		     " WHERE m.name LIKE $1 AND d.verdict = 'regression'",
-		     like),
-	       count(db,
-		     "SELECT count(*) FROM decision d JOIN machine m ON m.id = d.machine_id"
-		     " WHERE m.name LIKE $1 AND d.recovered_by IS NOT NULL",
-		     like),
-	       (groups + 16) / 20 + (groups + 12) / 20, (groups + 12) / 20);
+	print_report(db, like, t_ingest, t_done, worst, nfresh, fresh_lat, fresh_during);
 	PQfinish(db);
 	curl_slist_free_all(hdr);
 	curl_easy_cleanup(h);
