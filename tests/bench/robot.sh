@@ -17,7 +17,7 @@ echo "$line" | awk '{
 	printf "robot: series arrival to reply sent: %.2f s\n", total
 	for (i = 1; i <= n; i++) {
 		printf "  %-9s at %6.2f s  (+%5.2f s, %4.1f%% of the loop)\n", name[i], t[i],
-			t[i] - prev, total > 0 ? 100 * (t[i] - prev) / total : 0
+			t[i] - prev, (total > 0 ? 100 * (t[i] - prev) / total : 0)
 		prev = t[i]
 	}
 }'
