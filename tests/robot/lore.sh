@@ -9,6 +9,7 @@
 #   lore.sh init   W PORT                      inbox + httpd on 127.0.0.1:PORT, writes W/env
 #   lore.sh tree   W                           W/linux with tag v6.1; prints the base sha
 #   lore.sh series W VERSION SLOW_PATCH [FIX]  3-patch series in W/out-vVERSION; prints cover msgid
+#                                   (patch SLOW_PATCH writes $LORE_COST, default 400, to mm/lru_cost)
 #   lore.sh inject W FILE...                   deliver message files into the inbox
 #   lore.sh smtp   W PORT                      SMTP server on 127.0.0.1:PORT -> inbox
 #   lore.sh stop   W                           stop httpd and smtp
@@ -186,7 +187,7 @@ cmd_tree() { # W
 # commit_patch N SUBJECT BODY SLOW: commit the work tree; patch N sets lru_cost when N == SLOW
 commit_patch() {
 	local n=$1 subj=$2 body=$3 slow=$4
-	if [ "$n" = "$slow" ]; then echo 400 > mm/lru_cost; fi
+	if [ "$n" = "$slow" ]; then echo "${LORE_COST:-400}" > mm/lru_cost; fi
 	git diff --quiet && die "patch $n ($subj) changes nothing"
 	git commit -qam "$subj" -m "$body" -m "Signed-off-by: Lab Dev <dev@example.org>"
 }
