@@ -7,6 +7,7 @@
 
 #include "api/body.h"
 #include "lib/buf.h"
+#include "lib/kperf_limits.h"
 
 json_t *body_object(struct request *rq, struct reply *rp, const char *const *known,
 		    const char *what)
@@ -140,4 +141,16 @@ int body_email_ok(const char *s)
 		    (unsigned char)*s >= 0x7f)
 			return 0;
 	return 1;
+}
+
+void body_reply_items(struct reply *rp, const char *items)
+{
+	json_t *a = json_loads(items, 0, NULL);
+	struct buf out = BUF_INIT;
+
+	buf_printf(&out, "{\"items\":%s,\"total\":%zu,\"limit\":%d,\"offset\":0}", items,
+		   json_array_size(a), LIMIT_LIST_MAX);
+	reply_json(rp, 200, out.data);
+	json_decref(a);
+	buf_release(&out);
 }

@@ -24,6 +24,10 @@ int body_bool(json_t *o, const char *key, int *out, struct reply *rp);
  * text[] literal in *out (malloc'd, "{}" when absent). 0, or -1 answered. */
 int body_strings(json_t *o, const char *key, size_t max, size_t len, char **out,
 		 struct reply *rp);
+/* Answer 200 {"items": items, "total": its length, "limit", "offset": 0}
+ * for a list given whole (items: a JSON array's text). */
+void body_reply_items(struct reply *rp, const char *items);
+
 /* An address like a@b.org, with no space, comma, quote or angle bracket. */
 int body_email_ok(const char *s);
 

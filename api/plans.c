@@ -181,7 +181,7 @@ out:
 
 void api_plans_list(struct request *rq, struct reply *rp)
 {
-	struct buf out = BUF_INIT, items = BUF_INIT;
+	struct buf items = BUF_INIT;
 	PGconn *c = db_get();
 
 	(void)rq;
@@ -189,17 +189,11 @@ void api_plans_list(struct request *rq, struct reply *rp)
 		reply_unavailable(rp);
 		return;
 	}
-	if (plan_list_json(c, &items)) {
+	if (plan_list_json(c, &items))
 		reply_db_status(rp, 503, "listing plans");
-	} else {
-		json_t *a = json_loads(items.data, 0, NULL);
-		buf_printf(&out, "{\"items\":%s,\"total\":%zu,\"limit\":%d,\"offset\":0}", items.data,
-			   json_array_size(a), LIMIT_LIST_MAX);
-		json_decref(a);
-		reply_json(rp, 200, out.data);
-	}
+	else
+		body_reply_items(rp, items.data);
 	buf_release(&items);
-	buf_release(&out);
 }
 
 void api_alert_action(struct request *rq, struct reply *rp)

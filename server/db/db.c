@@ -522,6 +522,24 @@ int db_ok(const PGresult *r)
 	return st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
 }
 
+int db_text(PGconn *c, const char *sql, int n, const char *const *params, struct buf *out,
+	    const char *what)
+{
+	PGresult *r = db_exec(c, sql, n, params);
+	int rc = 0;
+
+	if (!db_ok(r)) {
+		db_log_error(what, c, r);
+		rc = -1;
+	} else if (PQntuples(r) == 0) {
+		rc = 1;
+	} else {
+		buf_puts(out, PQgetvalue(r, 0, 0));
+	}
+	PQclear(r);
+	return rc;
+}
+
 int db_do(PGconn *c, const char *sql, int n, const char *const *params)
 {
 	PGresult *r = db_exec(c, sql, n, params);

@@ -9,6 +9,8 @@
 #include <libpq-fe.h>
 #include <stdint.h>
 
+#include "lib/buf.h"
+
 /* Remember the conninfo (keyword=value or URI) for every thread's connection. */
 void db_setup(const char *conninfo);
 
@@ -130,6 +132,14 @@ double db_float8(const PGresult *r, int row, int col);
 
 /* 1 when r is COMMAND_OK or TUPLES_OK. */
 int db_ok(const PGresult *r);
+
+/*
+ * A statement answering at most one row of one text column (a JSON
+ * document, say): its value appended to out. 0; 1 when there is no row;
+ * -1 with the error logged as what.
+ */
+int db_text(PGconn *c, const char *sql, int n, const char *const *params, struct buf *out,
+	    const char *what);
 
 /* Run a statement for its effect: 0, or -1 with the error logged. */
 int db_do(PGconn *c, const char *sql, int n, const char *const *params);

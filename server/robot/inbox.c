@@ -285,51 +285,27 @@ int inbox_add(PGconn *c, const char *name, const char *url, const char *list, co
 {
 	char ps[16];
 	const char *p[5] = {name, url, list, query, ps};
-	PGresult *r;
-	int rc = 0;
 
 	snprintf(ps, sizeof(ps), "%ld", poll_s);
-	r = db_exec(c,
-		    "WITH i AS (INSERT INTO inbox (name, url, list, query, poll_s)"
-		    " VALUES ($1, $2, $3, $4, $5::int) ON CONFLICT (name) DO NOTHING RETURNING *)"
-		    " SELECT " INBOX_ROW "::text FROM i",
-		    5, p);
-	if (!db_ok(r)) {
-		db_log_error("adding an inbox", c, r);
-		rc = -1;
-	} else if (PQntuples(r) == 0) {
-		rc = 1;
-	} else {
-		buf_puts(out, PQgetvalue(r, 0, 0));
-	}
-	PQclear(r);
-	return rc;
+	return db_text(c,
+		       "WITH i AS (INSERT INTO inbox (name, url, list, query, poll_s)"
+		       " VALUES ($1, $2, $3, $4, $5::int) ON CONFLICT (name) DO NOTHING RETURNING *)"
+		       " SELECT " INBOX_ROW "::text FROM i",
+		       5, p, out, "adding an inbox");
 }
 
 int inbox_list_json(PGconn *c, struct buf *out)
 {
-	PGresult *r = db_exec(c,
-			      "SELECT coalesce(json_agg(" INBOX_ROW " ORDER BY i.name), '[]')::text"
-			      " FROM inbox i",
-			      0, NULL);
-	int rc = db_ok(r) ? 0 : -1;
-
-	if (!rc)
-		buf_puts(out, PQgetvalue(r, 0, 0));
-	PQclear(r);
-	return rc;
+	return db_text(c,
+		       "SELECT coalesce(json_agg(" INBOX_ROW " ORDER BY i.name), '[]')::text"
+		       " FROM inbox i",
+		       0, NULL, out, "listing inboxes") ? -1 : 0;
 }
 
 int inbox_health(PGconn *c, struct buf *out)
 {
-	PGresult *r = db_exec(c,
-			      "SELECT coalesce(string_agg(name || ': ' || left(last_result, 300), '; '"
-			      " ORDER BY name), '') FROM inbox WHERE failures > 0",
-			      0, NULL);
-	int rc = db_ok(r) ? 0 : -1;
-
-	if (!rc)
-		buf_puts(out, PQgetvalue(r, 0, 0));
-	PQclear(r);
-	return rc;
+	return db_text(c,
+		       "SELECT coalesce(string_agg(name || ': ' || left(last_result, 300), '; '"
+		       " ORDER BY name), '') FROM inbox WHERE failures > 0",
+		       0, NULL, out, "reading the inboxes' health") ? -1 : 0;
 }

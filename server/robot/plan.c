@@ -198,39 +198,23 @@ int plan_add(PGconn *c, const struct plan_in *in, struct buf *out)
 		if (rc)
 			return rc;
 	}
-	r = db_exec(c,
-		    "WITH te AS (INSERT INTO test (suite, params) SELECT x.suite, x.params"
-		    "  FROM jsonb_to_recordset($6::jsonb) AS x(suite text, params jsonb)"
-		    "  ON CONFLICT (suite, params) DO NOTHING),"
-		    " p AS (INSERT INTO plan (name, inbox_id, branch, subject_glob, files_globs, tests,"
-		    "  machines, runs, report_mode, report_cc, report_clean, report_regzbot)"
-		    "  VALUES ($1, (SELECT id FROM inbox WHERE name = $2), $3, $4, $5::text[], $6::jsonb,"
-		    "  $7::text[], $8::int, $9, $10::text[], $11::boolean, $12::boolean)"
-		    "  ON CONFLICT (name) DO NOTHING RETURNING *)"
-		    " SELECT " PLAN_ROW "::text FROM p",
-		    12, p);
-	if (!db_ok(r)) {
-		db_log_error("adding a plan", c, r);
-		rc = -1;
-	} else if (PQntuples(r) == 0) {
-		rc = 1;
-	} else {
-		buf_puts(out, PQgetvalue(r, 0, 0));
-	}
-	PQclear(r);
-	return rc;
+	return db_text(c,
+		       "WITH te AS (INSERT INTO test (suite, params) SELECT x.suite, x.params"
+		       "  FROM jsonb_to_recordset($6::jsonb) AS x(suite text, params jsonb)"
+		       "  ON CONFLICT (suite, params) DO NOTHING),"
+		       " p AS (INSERT INTO plan (name, inbox_id, branch, subject_glob, files_globs,"
+		       "  tests, machines, runs, report_mode, report_cc, report_clean, report_regzbot)"
+		       "  VALUES ($1, (SELECT id FROM inbox WHERE name = $2), $3, $4, $5::text[],"
+		       "  $6::jsonb, $7::text[], $8::int, $9, $10::text[], $11::boolean, $12::boolean)"
+		       "  ON CONFLICT (name) DO NOTHING RETURNING *)"
+		       " SELECT " PLAN_ROW "::text FROM p",
+		       12, p, out, "adding a plan");
 }
 
 int plan_list_json(PGconn *c, struct buf *out)
 {
-	PGresult *r = db_exec(c,
-			      "SELECT coalesce(json_agg(" PLAN_ROW " ORDER BY p.name), '[]')::text"
-			      " FROM plan p",
-			      0, NULL);
-	int rc = db_ok(r) ? 0 : -1;
-
-	if (!rc)
-		buf_puts(out, PQgetvalue(r, 0, 0));
-	PQclear(r);
-	return rc;
+	return db_text(c,
+		       "SELECT coalesce(json_agg(" PLAN_ROW " ORDER BY p.name), '[]')::text"
+		       " FROM plan p",
+		       0, NULL, out, "listing plans") ? -1 : 0;
 }

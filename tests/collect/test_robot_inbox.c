@@ -460,12 +460,13 @@ Test(robot_inbox, hostile_mail_refused_or_bounded_nothing_lost)
 	/* the lonely cover: incomplete, read again each poll, then refused */
 	seen(buf, sizeof(buf), "lonely@mal.test");
 	cr_assert_str_eq(buf, "incomplete: 3 of 3 patches not in the thread yet");
-	snprintf(cmd, sizeof(cmd), "UPDATE inbox_seen SET tries = %d WHERE msgid = 'lonely@mal.test'",
-		 INBOX_INCOMPLETE_TRIES - 1);
+	snprintf(cmd, sizeof(cmd), "%d", INBOX_INCOMPLETE_TRIES - 1);
 	cr_assert_eq(harness_count(&K, "SELECT count(*) FROM inbox_seen WHERE msgid = 'lonely@mal.test'"), 1);
 	{
 		PGconn *c = harness_db(&K);
-		PQclear(PQexec(c, cmd));
+		const char *p[1] = {cmd};
+		PQclear(PQexecParams(c, "UPDATE inbox_seen SET tries = $1::int"
+				     " WHERE msgid = 'lonely@mal.test'", 1, NULL, p, NULL, NULL, 0));
 		PQfinish(c);
 	}
 	end = harness_now() + WAIT_S;
