@@ -84,9 +84,9 @@ static const char SQL_FACTS[] =
 	"   AND x.machine_id = h.machine_id AND x.test_id = h.test_id"
 	"   AND x.variant_id = h.variant_id AND x.metric_id = h.metric_id), h.id) AS id FROM h)"
 	" SELECT mt.name, to_char(x.change_pct, 'FMSG990.0') || '%',"
-	"  CASE WHEN x.ci_lo_pct IS NOT NULL THEN format('95%% CI %s%% .. %s%% (%s), p = %s, %s -> %s"
-	"   runs', to_char(x.ci_lo_pct, 'FMSG990.0'), to_char(x.ci_hi_pct, 'FMSG990.0'),"
-	"   coalesce(x.test_used, 'welch'), btrim(to_char(x.p_value, '9.9EEEE')), x.base_runs,"
+	"  CASE WHEN x.ci_lo_pct IS NOT NULL THEN format('95%% CI %s%% .. %s%% (%s), p = %s,"
+	" %s -> %s runs', to_char(x.ci_lo_pct, 'FMSG990.0'), to_char(x.ci_hi_pct, 'FMSG990.0'),"
+	"   initcap(coalesce(x.test_used, 'welch')), btrim(to_char(x.p_value, '9.9EEEE')), x.base_runs,"
 	"   x.target_runs) END,"
 	"  t.suite, t.params::text, v.knobs::text, m.name,"
 	"  format('%s: %s CPUs, %s sockets, %s MB memory, %s', m.name, coalesce(m.nr_cpus::text, '?'),"
@@ -204,8 +204,8 @@ static void reproduce(PGresult *fx, PGresult *pp, struct buf *out)
 	buf_puts(out, "To reproduce:\n\n");
 	buf_printf(out, "\tgit checkout %s\n", PQgetvalue(fx, 0, 10));
 	if (pp)
-		buf_printf(out, "\tb4 am -C -T -P 1-%s -o - %s | git am\n", PQgetvalue(pp, 0, 0),
-			   PQgetvalue(pp, 0, 1));
+		buf_printf(out, "\tb4 am -C -T -v %s -P 1-%s -o - %s | git am\n", PQgetvalue(pp, 0, 9),
+			   PQgetvalue(pp, 0, 0), PQgetvalue(pp, 0, 5));
 	buf_puts(out, "\t# build and boot that kernel, then on the test machine:\n");
 	buf_printf(out, "\tkperf-collect run --suite %s", PQgetvalue(fx, 0, 3));
 	json_object_foreach(params, key, v)
