@@ -32,7 +32,7 @@ static void params_lines(struct buf *b, const char *json)
 	json_decref(o);
 }
 
-static void subject(const struct robot_facts *f, struct buf *b)
+void robot_subject(const struct robot_facts *f, struct buf *b)
 {
 	if (f->reply_subject) {
 		buf_puts(b, strncmp(f->reply_subject, "Re: ", 4) ? "Re: " : "");
@@ -106,7 +106,7 @@ void robot_message(const struct robot_facts *f, struct buf *out)
 {
 	struct buf subj = BUF_INIT, body = BUF_INIT;
 
-	subject(f, &subj);
+	robot_subject(f, &subj);
 	if (!strcmp(f->kind, "clean"))
 		body_clean(f, &body);
 	else

@@ -32,6 +32,9 @@ struct robot_facts {
 	int regzbot;                 /* add "#regzbot introduced: SHA" (tree form) */
 };
 
+/* The subject line (without "Subject: "), into out. */
+void robot_subject(const struct robot_facts *f, struct buf *out);
+
 /* The whole message (headers and body, CRLF line ends) into out. */
 void robot_message(const struct robot_facts *f, struct buf *out);
 

@@ -255,15 +255,16 @@ static void message_id(const struct target *t, const char *kind, char *out, size
 static int queue_mail(PGconn *c, const struct target *t, const char *commit, const char *kind,
 		      const struct robot_facts *f, const char *rcpt)
 {
-	struct buf msg = BUF_INIT;
+	struct buf msg = BUF_INIT, subject = BUF_INIT;
 	const char *p[9];
 	int rc;
 
 	robot_message(f, &msg);
+	robot_subject(f, &subject);
 	p[0] = commit;
 	p[1] = strcmp(t->mode, "send") ? "held" : "pending";
 	p[2] = rcpt;
-	p[3] = f->reply_subject ? f->reply_subject : f->metric;
+	p[3] = subject.data;
 	p[4] = f->message_id;
 	p[5] = msg.data;
 	p[6] = t->id;
@@ -271,6 +272,7 @@ static int queue_mail(PGconn *c, const struct target *t, const char *commit, con
 	p[8] = f->in_reply_to;
 	rc = db_do(c, SQL_QUEUE, 9, p);
 	buf_release(&msg);
+	buf_release(&subject);
 	if (!rc)
 		log_info("plan target %s: %s reply %s (%s)", t->id, kind, f->message_id, p[1]);
 	return rc;
