@@ -40,7 +40,7 @@ static const char SQL_OK[] =
 static const char SQL_FAILED[] =
 	"UPDATE inbox SET last_poll_at = now(), last_result = $2, failures = failures + 1,"
 	" next_poll_at = now() + make_interval(secs => least(poll_s * power(2, least(failures, 20)),"
-	"  $3::int))"
+	"  greatest(poll_s, $3::int)))"
 	" WHERE id = $1::bigint";
 
 static const char SQL_SEEN[] =

@@ -11,7 +11,8 @@
 
 #include "lib/buf.h"
 
-/* Seconds an inbox's fetch may take, and the cap after failures in a row. */
+/* Seconds an inbox's fetch may take, and the cap on the wait after failures in a
+ * row (an inbox polled less often than that keeps its own poll_s). */
 #define INBOX_FETCH_TIMEOUT_S 30
 #define INBOX_BACKOFF_MAX_S 3600
 /* Polls an incomplete thread is read again before it is refused. */
