@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "server/counters.h"
 #include "server/db/db.h"
@@ -59,6 +60,26 @@ static int standby_lag(double *lag_s, double *behind)
 	return rc;
 }
 
+/* ,"KEY":{"host","port","switches","since"} of a pool's server, once known. */
+static void put_node(struct buf *b, const char *key, int reads)
+{
+	struct db_node n;
+	time_t t;
+	struct tm tm;
+	char since[32];
+
+	if (!db_node(reads, &n))
+		return;
+	t = (time_t)n.since;
+	gmtime_r(&t, &tm);
+	strftime(since, sizeof(since), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	buf_printf(b, ",\"%s\":{\"host\":", key);
+	jsonw_str(b, n.host);
+	buf_puts(b, ",\"port\":");
+	jsonw_str(b, n.port);
+	buf_printf(b, ",\"switches\":%ld,\"since\":\"%s\"}", n.switches, since);
+}
+
 void api_healthz(struct request *rq, struct reply *rp)
 {
 	PGconn *c;
@@ -90,6 +111,9 @@ void api_healthz(struct request *rq, struct reply *rp)
 	} else if (standby < 0) {
 		buf_puts(b, ",\"standby\":{\"status\":\"unavailable\"}");
 	}
+	put_node(b, "writes_to", 0);
+	if (db_has_standby())
+		put_node(b, "reads_from", 1);
 	if (up) { /* inboxes whose last poll failed, with what went wrong */
 		struct buf failing = BUF_INIT;
 		if (!inbox_health(c, &failing) && failing.len) {
@@ -207,6 +231,29 @@ static void put_routes(struct buf *b)
 }
 
 /* Decisions, mail, connections and compare reads. */
+/* Which server each pool reaches, and how often that changed. */
+static void put_nodes(struct buf *b)
+{
+	static const char *const pools[2] = {"write", "read"};
+	struct db_node n;
+
+	put_head(b, "kperf_db_node_switches_total", "counter",
+		 "Times the server a pool's connections reach changed (failover, switchover).");
+	for (int i = 0; i < 2; i++)
+		if (db_node(i, &n))
+			buf_printf(b, "kperf_db_node_switches_total{pool=\"%s\"} %ld\n", pools[i],
+				   n.switches);
+	put_head(b, "kperf_db_node_info", "gauge",
+		 "The server a pool's connections reach (1), with since as epoch seconds.");
+	for (int i = 0; i < 2; i++)
+		if (db_node(i, &n)) {
+			buf_printf(b, "kperf_db_node_info{pool=\"%s\",host=\"", pools[i]);
+			for (const char *p = n.host; *p; p++) /* a label value's escapes */
+				buf_printf(b, "%s%c", *p == '"' || *p == '\\' ? "\\" : "", *p);
+			buf_printf(b, "\",port=\"%s\",since=\"%.0f\"} 1\n", n.port, n.since);
+		}
+}
+
 static void put_workers(struct buf *b)
 {
 	const struct metric_line work[] = {
@@ -242,6 +289,7 @@ static void put_workers(struct buf *b)
 		   (unsigned long)counters.compare_reads_helper,
 		   (unsigned long)counters.compare_reads_request);
 	put_lines(b, passes, NLINES(passes));
+	put_nodes(b);
 }
 
 static void put_standby(struct buf *b)

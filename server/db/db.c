@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "server/counters.h"
 #include "server/db/db.h"
@@ -52,6 +53,55 @@ static struct pool pools[POOLS] = {
 };
 
 static _Thread_local struct slot *mine[POOLS];
+
+/* The server each pool's connections reach, as libpq names it, and how
+ * often that changed (a failover, a switchover). */
+static struct node {
+	pthread_mutex_t lock;
+	char host[256], port[16];
+	long switches;
+	double since; /* epoch seconds of the last change (or the first connection) */
+} nodes[POOLS] = {{PTHREAD_MUTEX_INITIALIZER, "", "", 0, 0},
+		  {PTHREAD_MUTEX_INITIALIZER, "", "", 0, 0}};
+
+static void node_seen(int pool, PGconn *c)
+{
+	struct node *n = &nodes[pool];
+	const char *host = PQhost(c), *port = PQport(c);
+
+	pthread_mutex_lock(&n->lock);
+	if (strcmp(n->host, host ? host : "") || strcmp(n->port, port ? port : "")) {
+		if (n->host[0]) {
+			n->switches++;
+			log_info("%s is now %s port %s (was %s port %s)",
+				 pool == POOL_READ ? "reads' server" : "the primary", host ? host : "",
+				 port ? port : "", n->host, n->port);
+		}
+		snprintf(n->host, sizeof(n->host), "%s", host ? host : "");
+		snprintf(n->port, sizeof(n->port), "%s", port ? port : "");
+		{
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			n->since = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+		}
+	}
+	pthread_mutex_unlock(&n->lock);
+}
+
+int db_node(int reads, struct db_node *out)
+{
+	struct node *n = &nodes[reads ? POOL_READ : POOL_PRIMARY];
+	int known;
+
+	pthread_mutex_lock(&n->lock);
+	known = n->host[0] != '\0';
+	snprintf(out->host, sizeof(out->host), "%s", n->host);
+	snprintf(out->port, sizeof(out->port), "%s", n->port);
+	out->switches = n->switches;
+	out->since = n->since;
+	pthread_mutex_unlock(&n->lock);
+	return known;
+}
 /* This thread's statements go to a standby (a GET), after it replayed read_after. */
 static _Thread_local int reading;
 static _Thread_local char read_after[DB_LSN_MAX];
@@ -238,6 +288,7 @@ static PGconn *slot_connect(struct slot *s)
 	}
 	PQsetNoticeProcessor(s->conn, notice_ignore, NULL);
 	counters.db_connects++;
+	node_seen(s->pool == &pools[POOL_READ] ? POOL_READ : POOL_PRIMARY, s->conn);
 	return s->conn;
 }
 

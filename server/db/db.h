@@ -37,6 +37,17 @@ int db_has_standby(void);
 void db_reading(int on, const char *after_lsn);
 int db_reading_now(void);
 
+/* The server a pool's connections reach (host and port as libpq names
+ * them), the times it changed and since when (epoch seconds). */
+struct db_node {
+	char host[256], port[16];
+	long switches;
+	double since;
+};
+/* The primary's (reads 0) or the standby pool's (reads 1) node: 1, or 0
+ * while no connection of that pool was made. */
+int db_node(int reads, struct db_node *out);
+
 /* At most n connections in the pool (set before serving). */
 void db_pool_size(int n);
 

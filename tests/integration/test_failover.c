@@ -266,6 +266,25 @@ Test(failover, primary_killed_standby_promoted, .timeout = 300)
 				"ALTER SYSTEM SET synchronous_standby_names = 'kperf_sb'");
 		pg_cluster_exec(pr.primary, "SELECT pg_reload_conf()");
 	}
+	{ /* /healthz and /metrics name the primary kperfd writes to now, switched 3 times */
+		json_t *h = harness_get_json(&k, "/healthz", 200), *w = json_object_get(h, "writes_to");
+		char host[600], port[16], line[700];
+		struct resp r;
+		snprintf(host, sizeof(host), "%s/sock", pr.primary->dir);
+		snprintf(port, sizeof(port), "%d", pr.primary->port);
+		cr_assert_str_eq(json_string_value(json_object_get(w, "host")), host);
+		cr_assert_str_eq(json_string_value(json_object_get(w, "port")), port);
+		cr_assert_eq((long)json_number_value(json_object_get(w, "switches")), 3);
+		cr_assert_not_null(json_string_value(json_object_get(w, "since")));
+		json_decref(h);
+		http_get(&k, "/metrics", &r);
+		cr_assert(strstr(r.body, "kperf_db_node_switches_total{pool=\"write\"} 3\n"), "%s",
+			  r.body);
+		snprintf(line, sizeof(line), "kperf_db_node_info{pool=\"write\",host=\"%s\",port=\"%s\"",
+			 host, port);
+		cr_assert(strstr(r.body, line), "%s", line);
+		resp_release(&r);
+	}
 	/* the decision workers and the mailer go on on the third primary: a
 	 * regression posted now is decided and mailed, once */
 	for (int i = 0; i < 6; i++) {
