@@ -8,6 +8,7 @@
 #include "api/body.h"
 #include "lib/buf.h"
 #include "lib/kperf_limits.h"
+#include "server/db/db.h"
 
 json_t *body_object(struct request *rq, struct reply *rp, const char *const *known,
 		    const char *what)
@@ -153,4 +154,18 @@ void body_reply_items(struct reply *rp, const char *items)
 	reply_json(rp, 200, out.data);
 	json_decref(a);
 	buf_release(&out);
+}
+
+void body_reply_list(struct reply *rp, int (*fn)(PGconn *c, struct buf *out), const char *what)
+{
+	struct buf items = BUF_INIT;
+	PGconn *c = db_get();
+
+	if (!c)
+		reply_unavailable(rp);
+	else if (fn(c, &items))
+		reply_db_status(rp, 503, what);
+	else
+		body_reply_items(rp, items.data);
+	buf_release(&items);
 }

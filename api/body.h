@@ -24,6 +24,10 @@ int body_bool(json_t *o, const char *key, int *out, struct reply *rp);
  * text[] literal in *out (malloc'd, "{}" when absent). 0, or -1 answered. */
 int body_strings(json_t *o, const char *key, size_t max, size_t len, char **out,
 		 struct reply *rp);
+/* A whole list (fn writes a JSON array's text): answered with
+ * body_reply_items, or 503 saying what failed. */
+void body_reply_list(struct reply *rp, int (*fn)(PGconn *c, struct buf *out), const char *what);
+
 /* Answer 200 {"items": items, "total": its length, "limit", "offset": 0}
  * for a list given whole (items: a JSON array's text). */
 void body_reply_items(struct reply *rp, const char *items);

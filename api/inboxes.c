@@ -79,17 +79,6 @@ out:
 
 void api_inboxes_list(struct request *rq, struct reply *rp)
 {
-	struct buf items = BUF_INIT;
-	PGconn *c = db_get();
-
 	(void)rq;
-	if (!c) {
-		reply_unavailable(rp);
-		return;
-	}
-	if (inbox_list_json(c, &items))
-		reply_db_status(rp, 503, "listing inboxes");
-	else
-		body_reply_items(rp, items.data);
-	buf_release(&items);
+	body_reply_list(rp, inbox_list_json, "listing inboxes");
 }

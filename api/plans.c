@@ -181,19 +181,8 @@ out:
 
 void api_plans_list(struct request *rq, struct reply *rp)
 {
-	struct buf items = BUF_INIT;
-	PGconn *c = db_get();
-
 	(void)rq;
-	if (!c) {
-		reply_unavailable(rp);
-		return;
-	}
-	if (plan_list_json(c, &items))
-		reply_db_status(rp, 503, "listing plans");
-	else
-		body_reply_items(rp, items.data);
-	buf_release(&items);
+	body_reply_list(rp, plan_list_json, "listing plans");
 }
 
 void api_alert_action(struct request *rq, struct reply *rp)

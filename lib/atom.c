@@ -134,14 +134,6 @@ static char *child_text(const xmlNode *parent, const char *name)
 	return r;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = tolower(c);
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 /* ".../<msgid>/" -> msgid, percent-decoded; NULL when there is none. */
 static char *link_msgid(const char *href)
 {
@@ -158,8 +150,8 @@ static char *link_msgid(const char *href)
 	r = xmalloc(n - start + 1);
 	for (i = start; i < n; i++) {
 		int h, l;
-		if (href[i] == '%' && i + 2 < n && (h = hexval((unsigned char)href[i + 1])) >= 0 &&
-		    (l = hexval((unsigned char)href[i + 2])) >= 0) {
+		if (href[i] == '%' && i + 2 < n && (h = hex_digit((unsigned char)href[i + 1])) >= 0 &&
+		    (l = hex_digit((unsigned char)href[i + 2])) >= 0) {
 			r[j++] = (char)(h * 16 + l);
 			i += 2;
 		} else {

@@ -14,17 +14,6 @@
 /* Bytes of one encoded word at most (RFC 2047 says 75). */
 #define MAIL_HDR_WORD_MAX 1024
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static int b64val(int c)
 {
 	if (c >= 'A' && c <= 'Z')
@@ -108,8 +97,8 @@ static int decode_word(struct buf *out, const char *charset, size_t cslen, char 
 			int h, l;
 			if (text[i] == '_') {
 				buf_putc(&raw, ' ');
-			} else if (text[i] == '=' && i + 2 < tn && (h = hexval(text[i + 1])) >= 0 &&
-				   (l = hexval(text[i + 2])) >= 0) {
+			} else if (text[i] == '=' && i + 2 < tn && (h = hex_digit(text[i + 1])) >= 0 &&
+				   (l = hex_digit(text[i + 2])) >= 0) {
 				buf_putc(&raw, (char)(h * 16 + l));
 				i += 2;
 			} else {

@@ -197,3 +197,14 @@ void format_utc(int64_t t, char out[24])
 	*o++ = 'Z';
 	*o = '\0';
 }
+
+int hex_digit(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}

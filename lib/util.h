@@ -31,6 +31,9 @@ int parse_int64(const char *s, int64_t min, int64_t max, int64_t *out);
 /* Monotonic time in microseconds. */
 int64_t now_us(void);
 
+/* The value of hex digit c (either case), or -1. */
+int hex_digit(int c);
+
 /*
  * XXH64 (seed 0) of n bytes, for ETags: the same bytes, the same tag. It
  * reads 8 bytes a step (~0.05 ms for a 660 KB trend; byte-wise FNV-1a, used

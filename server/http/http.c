@@ -489,17 +489,6 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 	*req_cls = NULL;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * Percent-decoding of paths and query values, in place. "%00" stays as it
  * is: a decoded NUL would cut the C string the rest of kperfd sees, so
@@ -512,7 +501,7 @@ static size_t on_unescape(void *cls, struct MHD_Connection *conn, char *s)
 	(void)conn;
 	for (const char *in = s; *in;) {
 		int hi, lo;
-		if (in[0] == '%' && (hi = hexval(in[1])) >= 0 && (lo = hexval(in[2])) >= 0 &&
+		if (in[0] == '%' && (hi = hex_digit(in[1])) >= 0 && (lo = hex_digit(in[2])) >= 0 &&
 		    (hi || lo)) {
 			*out++ = (char)(hi * 16 + lo);
 			in += 3;

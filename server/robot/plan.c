@@ -60,7 +60,9 @@ static const char SQL_JOBS[] =
 	" SELECT (SELECT count(*) FROM base) + (SELECT count(*) FROM head)";
 
 static const char SQL_STATE[] =
-	"UPDATE plan_target SET state = $2, detail = $3, updated_at = now() WHERE id = $1::bigint";
+	"UPDATE plan_target SET state = $2, detail = $3, updated_at = now() WHERE id = $1::bigint"
+	/* a target no machine takes yet is tried each second: written once */
+	" AND (state, detail) IS DISTINCT FROM ($2, $3)";
 
 /* Jobs for target id: their number, 0 when no machine offers a test yet. */
 static int queue(PGconn *c, const char *id)

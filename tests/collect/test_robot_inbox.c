@@ -22,61 +22,26 @@
 #include <unistd.h>
 
 #include "server/robot/inbox.h"
+#include "tests/collect/robot_lab.h"
 #include "tests/collect/testutil.h"
 #include "tests/integration/harness.h"
 
-#define WAIT_S 60
+#define POLL_WAIT_S 60
 
 static struct kperfd K;
 static char W[512], lore[128];
 static int lore_port;
 static pid_t fault_pid[2];
 
-static void pause_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
-}
-
-/* Run tests/robot/lore.sh with args; its stdout (trimmed) into out. */
-static void lore_sh(char *out, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void lore_sh(char *out, size_t cap, const char *fmt, ...)
-{
-	char cmd[16384], line[4096];
-	va_list ap;
-	FILE *p;
-	size_t n;
-	int st;
-
-	va_start(ap, fmt);
-	n = (size_t)snprintf(cmd, sizeof(cmd), "bash tests/robot/lore.sh ");
-	vsnprintf(cmd + n, sizeof(cmd) - n, fmt, ap);
-	va_end(ap);
-	p = popen(cmd, "r");
-	cr_assert_not_null(p, "%s", cmd);
-	if (out)
-		out[0] = '\0';
-	n = 0;
-	while (fgets(line, sizeof(line), p))
-		if (out && n + strlen(line) < cap) {
-			memcpy(out + n, line, strlen(line) + 1);
-			n += strlen(line);
-		}
-	st = pclose(p);
-	cr_assert_eq(st, 0, "%s exited %d: %s", cmd, st, out ? out : "");
-	while (out && n && (out[n - 1] == '\n' || out[n - 1] == ' '))
-		out[--n] = '\0';
-}
-
 /* A real lore with one 3-patch series made (not injected); its cover's msgid. */
 static void lore_up(char *cover, size_t cap)
 {
 	tu_tmpdir(W, sizeof(W));
 	lore_port = harness_free_port();
-	lore_sh(NULL, 0, "init %s %d", W, lore_port);
+	robot_lore(NULL, 0, "init %s %d", W, lore_port);
 	snprintf(lore, sizeof(lore), "http://127.0.0.1:%d/linux-mm/", lore_port);
-	lore_sh(NULL, 0, "tree %s", W);
-	lore_sh(cover, cap, "series %s 1 0", W);
+	robot_lore(NULL, 0, "tree %s", W);
+	robot_lore(cover, cap, "series %s 1 0", W);
 }
 
 /* fault_inbox.py on port, in front of the lore, with its state in W/fault. */
@@ -116,7 +81,7 @@ static void teardown(void)
 		}
 	kperfd_stop(&K);
 	if (W[0])
-		lore_sh(NULL, 0, "stop %s", W);
+		robot_lore(NULL, 0, "stop %s", W);
 }
 
 TestSuite(robot_inbox, .fini = teardown, .timeout = 150);
@@ -203,7 +168,7 @@ static void fail_with_log(const char *what)
 {
 	size_t len;
 	char *log = harness_slurp(K.log, &len);
-	cr_assert_fail("%s within %d s; kperfd's log ends:\n%s", what, WAIT_S,
+	cr_assert_fail("%s within %d s; kperfd's log ends:\n%s", what, POLL_WAIT_S,
 		       log + (len > 5000 ? len - 5000 : 0));
 }
 
@@ -222,7 +187,7 @@ Test(robot_inbox, faults_backed_off_shown_then_series_stored_once)
 	json_t *h;
 
 	lore_up(cover, sizeof(cover));
-	lore_sh(NULL, 0, "inject %s %s/out-v1/*.patch", W, W);
+	robot_lore(NULL, 0, "inject %s %s/out-v1/*.patch", W, W);
 	fault_pid[0] = fault_start(fport);
 	kperfd_start(&K, NULL);
 	for (int i = 0; i < NFAULTY; i++) {
@@ -236,7 +201,7 @@ Test(robot_inbox, faults_backed_off_shown_then_series_stored_once)
 	add_inbox("f-slow", url);
 
 	/* each fault: failures 1, 2, 3 with the wait doubling each time */
-	end = harness_now() + WAIT_S;
+	end = harness_now() + POLL_WAIT_S;
 	for (int done = 0; done < NFAULTY;) {
 		done = 0;
 		for (int i = 0; i < NFAULTY; i++) {
@@ -253,7 +218,7 @@ Test(robot_inbox, faults_backed_off_shown_then_series_stored_once)
 		}
 		if (harness_now() > end)
 			fail_with_log("the faulty inboxes did not fail 3 times");
-		pause_ms(100);
+		robot_pause(100);
 	}
 	for (int i = 0; i < NFAULTY; i++) {
 		/* poll_s * 2^(failures - 1): 1 s, 2 s, 4 s (both times are the UPDATE's now()) */
@@ -273,12 +238,12 @@ Test(robot_inbox, faults_backed_off_shown_then_series_stored_once)
 	inbox_result("f-e500", res, sizeof(res));
 	cr_assert(strstr(res, "/e500/new.atom answered HTTP 500"), "%s", res);
 	/* a cut thread is a note of a poll that worked: tried again next poll, no backoff */
-	end = harness_now() + WAIT_S;
+	end = harness_now() + POLL_WAIT_S;
 	for (inbox_result("f-gzip", res, sizeof(res)); !strstr(res, "truncated gzip");
 	     inbox_result("f-gzip", res, sizeof(res))) {
 		if (harness_now() > end)
 			fail_with_log("f-gzip noted no truncated gzip");
-		pause_ms(100);
+		robot_pause(100);
 	}
 	{
 		char want[700];
@@ -307,11 +272,11 @@ Test(robot_inbox, faults_backed_off_shown_then_series_stored_once)
 	cr_assert(strstr(log, "inbox "), "%s", log);
 	free(log);
 	/* answers of 3 s each, under the 30 s timeout: stored */
-	end = harness_now() + WAIT_S;
+	end = harness_now() + POLL_WAIT_S;
 	while (series_of("f-slow") < 1) {
 		if (harness_now() > end)
 			fail_with_log("the slow inbox's series was not stored");
-		pause_ms(200);
+		robot_pause(200);
 	}
 	inbox_result("f-slow", res, sizeof(res));
 	cr_assert(!strncmp(res, "ok: 4 entries, ", 15), "%s", res);
@@ -323,7 +288,7 @@ Test(robot_inbox, faults_backed_off_shown_then_series_stored_once)
 	fault_fix("gzip");
 	fault_fix("refused");
 	fault_pid[1] = fault_start(rport);
-	end = harness_now() + WAIT_S;
+	end = harness_now() + POLL_WAIT_S;
 	for (;;) {
 		int ok = 1;
 		for (int i = 0; i < NFAULTY; i++) {
@@ -335,9 +300,9 @@ Test(robot_inbox, faults_backed_off_shown_then_series_stored_once)
 			break;
 		if (harness_now() > end)
 			fail_with_log("the inboxes did not recover");
-		pause_ms(200);
+		robot_pause(200);
 	}
-	pause_ms(2500); /* polls more: nothing is stored twice */
+	robot_pause(2500); /* polls more: nothing is stored twice */
 	cr_assert_eq(harness_count(&K, "SELECT count(*) FROM posted_series"), NFAULTY + 2);
 	cr_assert_eq(harness_count(&K, "SELECT count(*) FROM posted_patch"), 3 * (NFAULTY + 2));
 	cr_assert_eq(harness_count(&K, "SELECT count(*) FROM posted_series WHERE total = 3"
@@ -414,20 +379,20 @@ Test(robot_inbox, hostile_mail_refused_or_bounded_nothing_lost)
 	write_mail("11-loopb", HDR("loopb@mal.test", "[PATCH 1/1] mm: loop")
 		   "In-Reply-To: <loopa@mal.test>\nReferences: <loopa@mal.test>\n" DIFF("mm/o.c"));
 	/* then a normal series */
-	lore_sh(NULL, 0, "inject %s %s/hostile/* %s/out-v1/*.patch", W, W, W);
+	robot_lore(NULL, 0, "inject %s %s/hostile/* %s/out-v1/*.patch", W, W, W);
 	/* and in front of the archive, one more head whose thread has 2,502 messages */
 	fault_pid[0] = fault_start(fport);
 	kperfd_start(&K, NULL);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/big/", fport);
 	add_inbox("h", url);
 
-	end = harness_now() + WAIT_S;
+	end = harness_now() + POLL_WAIT_S;
 	while (q1("SELECT count(*) FROM posted_series WHERE head_msgid = $1", cover) < 1 ||
 	       q1("SELECT count(*) FROM inbox_seen WHERE tries >= 3 AND msgid = $1",
 		  "lonely@mal.test") < 1) {
 		if (harness_now() > end)
 			fail_with_log("the normal series was not stored or the lonely cover not read 3 times");
-		pause_ms(200);
+		robot_pause(200);
 	}
 	/* the 2,500 replies: refused, and nothing else lost */
 	seen(buf, sizeof(buf), "big-cover@fault.test");
@@ -469,17 +434,17 @@ Test(robot_inbox, hostile_mail_refused_or_bounded_nothing_lost)
 				     " WHERE msgid = 'lonely@mal.test'", 1, NULL, p, NULL, NULL, 0));
 		PQfinish(c);
 	}
-	end = harness_now() + WAIT_S;
+	end = harness_now() + POLL_WAIT_S;
 	for (seen(buf, sizeof(buf), "lonely@mal.test"); strncmp(buf, "refused", 7);
 	     seen(buf, sizeof(buf), "lonely@mal.test")) {
 		if (harness_now() > end)
 			fail_with_log("the lonely cover was not refused");
-		pause_ms(200);
+		robot_pause(200);
 	}
 	cr_assert_str_eq(buf, "refused: 3 of 3 patches not in the thread yet after 30 reads");
 	cr_assert_eq(q1("SELECT tries FROM inbox_seen WHERE msgid = $1", "lonely@mal.test"),
 		     INBOX_INCOMPLETE_TRIES);
-	pause_ms(2500);
+	robot_pause(2500);
 	cr_assert_eq(q1("SELECT tries FROM inbox_seen WHERE msgid = $1", "lonely@mal.test"),
 		     INBOX_INCOMPLETE_TRIES, "a refused thread is read again");
 	/* the poll itself is fine: its notes say what went wrong */
@@ -516,14 +481,14 @@ Test(robot_inbox, sigkill_mid_poll_then_restart_stores_the_series_once)
 	size_t len;
 
 	lore_up(cover, sizeof(cover));
-	lore_sh(NULL, 0, "inject %s %s/out-v1/*.patch", W, W);
+	robot_lore(NULL, 0, "inject %s %s/out-v1/*.patch", W, W);
 	fault_pid[0] = fault_start(fport);
 	kperfd_start(&K, NULL);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/slow/", fport);
 	add_inbox("r", url);
 	/* killed while the thread's 3 s answer is on its way */
 	snprintf(hits, sizeof(hits), "%s/fault/hits-slow", W);
-	end = harness_now() + WAIT_S;
+	end = harness_now() + POLL_WAIT_S;
 	for (;;) {
 		char *h = access(hits, R_OK) ? strdup("") : harness_slurp(hits, &len);
 		int in = strstr(h, "t.mbox.gz") != NULL;
@@ -532,29 +497,29 @@ Test(robot_inbox, sigkill_mid_poll_then_restart_stores_the_series_once)
 			break;
 		if (harness_now() > end)
 			fail_with_log("no thread was fetched");
-		pause_ms(50);
+		robot_pause(50);
 	}
-	pause_ms(500);
+	robot_pause(500);
 	sigkill_kperfd();
 	cr_assert_eq(harness_count(&K, "SELECT count(*) FROM posted_series"), 0);
 	cr_assert_eq(harness_count(&K, "SELECT count(*) FROM inbox_seen"), 0);
 	kperfd_restart(&K);
-	end = harness_now() + WAIT_S;
+	end = harness_now() + POLL_WAIT_S;
 	while (harness_count(&K, "SELECT count(*) FROM posted_series") < 1) {
 		if (harness_now() > end)
 			fail_with_log("the series was not stored after the restart");
-		pause_ms(200);
+		robot_pause(200);
 	}
 	/* killed again right after it was stored, then polled again and again */
 	sigkill_kperfd();
 	fault_fix("slow");
 	kperfd_restart(&K);
-	end = harness_now() + WAIT_S;
+	end = harness_now() + POLL_WAIT_S;
 	while (harness_count(&K, "SELECT count(*) FROM inbox WHERE last_poll_at > now() - interval"
 				 " '1 second' AND last_result LIKE 'ok: 4 entries, 0 new series'") < 1) {
 		if (harness_now() > end)
 			fail_with_log("no poll after the second restart");
-		pause_ms(200);
+		robot_pause(200);
 	}
 	cr_assert_eq(harness_count(&K, "SELECT count(*) FROM posted_series"), 1);
 	cr_assert_eq(harness_count(&K, "SELECT count(*) FROM posted_patch"), 3);
