@@ -34,17 +34,22 @@ SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/lib/dtoa.o \
               $(BUILD)/obj/gen/migrations.o
 TEST_SRC   := $(wildcard tests/unit/*.c) $(wildcard tests/integration/*.c)
 TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
+HA_OBJ     := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/ha/*.c tests/integration/harness*.c))
 MIGRATIONS := $(sort $(wildcard migrations/[0-9][0-9][0-9]_*.sql))
 VENDOR     := static/vendor/chart.umd.min.js static/vendor/chartjs-plugin-zoom.min.js \
               static/vendor/hammer.min.js
 
-.PHONY: all deps run stop test check headers unit bench bench-detect bench-capacity fuzz install clean vendor
+.PHONY: all deps run stop test test-ha check headers unit bench bench-detect bench-capacity fuzz install clean vendor
 all: $(BUILD)/kperfd $(BUILD)/tests/kperf-tests vendor
 
 $(BUILD)/kperfd: $(BUILD)/obj/server/main.o $(SERVER_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/kperf-tests: $(TEST_OBJ) $(SERVER_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcriterion -lcurl
+
+$(BUILD)/tests/kperf-ha-tests: $(HA_OBJ) $(SERVER_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcriterion -lcurl
 
@@ -102,6 +107,13 @@ test:
 	scripts/deps.sh test
 	$(MAKE) -s headers
 	scripts/test.sh
+
+# kperfd on a Patroni cluster (one etcd, two PostgreSQL nodes): failovers,
+# switchover, etcd lost, both nodes lost, a point-in-time restore with
+# pgBackRest (tests/ha; a few minutes). .ci/run runs it after `make test`.
+test-ha:
+	scripts/deps.sh test
+	scripts/test-ha.sh
 
 # Every header compiles alone, included first in an empty file.
 HEADERS := $(wildcard lib/*.h server/*.h server/*/*.h api/*.h collectors/*.h collectors/*/*.h)

@@ -3,7 +3,8 @@
 # missing (apt-get, as root), or print the exact command and stop.
 # `deps.sh test` adds what `make test` needs: Chromium for the browser tests,
 # a real SMTP server (python3-aiosmtpd), clang for the fuzzers, redis-server,
-# and a real public-inbox (the robot's tests serve a local lore with it).
+# a real public-inbox (the robot's tests serve a local lore with it), and
+# Patroni, etcd and pgBackRest (make test-ha).
 set -eu
 pkgs="build-essential pkg-config libmicrohttpd-dev libpq-dev libjansson-dev
 libcurl4-openssl-dev libgsl-dev libdouble-conversion-dev libxxhash-dev libcriterion-dev zlib1g-dev libxml2-dev postgresql
@@ -19,6 +20,8 @@ pkgs="$pkgs sysbench stress-ng fio redis-tools rt-tests linux-perf"
 # b4: `kperf-collect agent --tree` applies posted series with it.
 pkgs="$pkgs b4"
 [ "${1:-}" = test ] && pkgs="$pkgs redis-server public-inbox"
+# `make test-ha`: a Patroni cluster (etcd as its store) and pgBackRest backups.
+[ "${1:-}" = test ] && pkgs="$pkgs patroni etcd-server pgbackrest bc"
 
 missing=
 for p in $pkgs; do
@@ -33,6 +36,11 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get install -y --no-install-recommends $missing ||
 	{ apt-get update && apt-get install -y --no-install-recommends $missing; }
+# etcd-server's package enables a system-wide etcd on 2379/2380; the HA
+# tests run their own on ports of their own.
+case $missing in *etcd-server*)
+	[ -d /run/systemd/system ] && { systemctl disable --now etcd >/dev/null 2>&1 || true; } ;;
+esac
 # front-end packages, pinned by package-lock.json
 [ -d node_modules/chart.js ] && [ -d node_modules/playwright-core ] ||
 	npm ci --no-audit --no-fund --loglevel=error

@@ -19,78 +19,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tests/integration/harness.h"
-
-#define POSTERS_MAX 16
-#define MAX_RUNS 20000
+#include "tests/integration/harness_load.h"
 
 /* synchronous_commit on: a COMMIT is acknowledged once the standby has it */
 #define PRIMARY_OPTS                                                                  \
 	"-c fsync=off -c full_page_writes=off -c max_connections=100"                  \
 	" -c synchronous_commit=on -c synchronous_standby_names=kperf_sb"
 #define STANDBY_OPTS "-c fsync=off -c full_page_writes=off -c max_connections=100"
-
-struct poster {
-	const struct kperfd *k;
-	int id, round;
-	atomic_int *stop, *after; /* after: set once the database is back */
-	unsigned char *acked;     /* by run number */
-	int n, n503, other, acked_after;
-	long last_other;
-};
-
-static size_t discard(char *d, size_t s, size_t n, void *a)
-{
-	(void)d;
-	(void)a;
-	return s * n;
-}
-
-/* Post one small run per request on a keep-alive connection; a run answered
- * 503 or not answered at all is posted again under the same run_id. */
-static void *poster_main(void *arg)
-{
-	struct poster *p = arg;
-	CURL *h = curl_easy_init();
-	struct curl_slist *hdr = NULL;
-	char url[128], body[512];
-
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/api/v1/runs", p->k->port);
-	hdr = curl_slist_append(hdr, "Content-Type: application/json");
-	hdr = curl_slist_append(hdr, "Authorization: Bearer " TOKEN_COLLECTOR);
-	hdr = curl_slist_append(hdr, "Expect:");
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
-	for (int i = 0; i < MAX_RUNS && !atomic_load(p->stop);) {
-		long status = 0;
-		snprintf(body, sizeof(body),
-			 "{\"run_id\":\"f%d-c%d-r%d\",\"machine\":{\"name\":\"fm%d\"},"
-			 "\"kernel\":{\"commit\":\"1431d4d11abb265e79cd44bed2f5ea93f1bcc57b\"},"
-			 "\"test\":{\"suite\":\"will-it-scale\",\"params\":{\"nr_task\":\"1\"}},"
-			 "\"metrics\":{\"will-it-scale.per_process_ops\":%d}}",
-			 p->round, p->id, i, p->id, 1000 + i);
-		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-		if (curl_easy_perform(h) == CURLE_OK)
-			curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-		if (status == 201 || status == 200) {
-			p->acked[i] = 1;
-			p->acked_after += atomic_load(p->after);
-			p->n = ++i;
-		} else if (status == 503 || status == 0) {
-			p->n503++;
-			usleep(20000); /* the same run again */
-		} else {
-			p->other++;
-			p->last_other = status;
-			p->n = ++i;
-		}
-	}
-	curl_slist_free_all(hdr);
-	curl_easy_cleanup(h);
-	return NULL;
-}
 
 static void sleep_ms(int ms)
 {
@@ -116,71 +51,29 @@ static void expect_alive(const struct kperfd *k, int round)
 static void round_under_load(const struct kperfd *k, int round, int nposters,
 			     void (*outage)(void *), void *arg)
 {
-	struct poster p[POSTERS_MAX];
-	pthread_t th[POSTERS_MAX];
-	atomic_int stop = 0, after = 0;
-	int acked_after = 0, acked = 0, n503 = 0;
+	static struct load l;
+	struct load_sum s;
+	char prefix[16];
 
-	for (int i = 0; i < nposters; i++) {
-		memset(&p[i], 0, sizeof(p[i]));
-		p[i].k = k;
-		p[i].id = i;
-		p[i].round = round;
-		p[i].stop = &stop;
-		p[i].after = &after;
-		p[i].acked = calloc(MAX_RUNS, 1);
-		pthread_create(&th[i], NULL, poster_main, &p[i]);
-	}
+	snprintf(prefix, sizeof(prefix), "f%d", round);
+	load_start(&l, k, prefix, nposters, 0);
 	sleep_ms(1500);
 	outage(arg);
-	atomic_store(&after, 1);
-	for (int waited = 0; waited < 30000; waited += 100) {
-		int sum = 0;
-		for (int i = 0; i < nposters; i++)
-			sum += p[i].acked_after;
-		if (sum >= 4 * nposters && waited >= 1000)
-			break;
-		sleep_ms(100);
-	}
-	atomic_store(&stop, 1);
-	for (int i = 0; i < nposters; i++)
-		pthread_join(th[i], NULL);
+	load_outage(&l);
+	load_wait_after(&l, 4, 30);
+	load_stop(&l);
 	expect_alive(k, round);
-
-	{
-		PGconn *c = harness_db(k);
-		for (int i = 0; i < nposters; i++) {
-			cr_expect_eq(p[i].other, 0, "round %d poster %d: %d answers neither 2xx nor 503 (last %ld)",
-				     round, i, p[i].other, p[i].last_other);
-			acked_after += p[i].acked_after;
-			n503 += p[i].n503;
-			for (int r = 0; r < p[i].n; r++) {
-				char id[64];
-				const char *params[1] = {id};
-				PGresult *res;
-				if (!p[i].acked[r])
-					continue;
-				acked++;
-				snprintf(id, sizeof(id), "f%d-c%d-r%d", round, i, r);
-				res = PQexecParams(c, "SELECT count(*) FROM run WHERE run_id = $1", 1,
-						   NULL, params, NULL, NULL, 0);
-				cr_expect_str_eq(PQgetvalue(res, 0, 0), "1",
-						 "round %d: run %s acknowledged, stored %s times", round,
-						 id, PQgetvalue(res, 0, 0));
-				PQclear(res);
-			}
-			free(p[i].acked);
-		}
-		PQfinish(c);
-	}
-	cr_expect_gt(n503, 0, "round %d: no 503 (or dropped request) during the outage", round);
-	cr_expect_geq(acked_after, 4 * nposters,
+	s = load_sum(&l);
+	load_check_stored(&l, NULL);
+	cr_expect_gt(s.r503 + s.r503_bare + s.none, 0,
+		     "round %d: no 503 (or dropped request) during the outage", round);
+	cr_expect_geq(s.acked_after, 4 * nposters,
 		      "round %d: only %d runs acknowledged after the database came back", round,
-		      acked_after);
+		      s.acked_after);
 	cr_expect_eq(harness_count(k, "SELECT count(*) FROM run"),
 		     harness_count(k, "SELECT count(DISTINCT run_id) FROM run"));
 	cr_log_info("round %d: %d runs acknowledged (%d after the outage), %d retries\n", round,
-		    acked, acked_after, n503);
+		    s.acked, s.acked_after, s.r503 + s.r503_bare + s.none);
 }
 
 static void kill_and_restart(void *arg)
