@@ -1,7 +1,8 @@
 # install.mk - `make install` beyond the binaries (the Makefile and
 # collectors/collect.mk install those): man pages, the migrations (for
 # reference: kperfd carries them compiled in), example configurations,
-# systemd units, sysusers.d and tmpfiles.d entries. Included by the Makefile;
+# systemd units, sysusers.d and tmpfiles.d entries, the Patroni / etcd /
+# pgBackRest templates (packaging/patroni/). Included by the Makefile;
 # honours PREFIX and DESTDIR. Configuration goes to /etc when PREFIX is /usr,
 # else to PREFIX/etc (SYSCONFDIR overrides).
 
@@ -43,3 +44,7 @@ install-packaging: $(PKG_BUILT)
 	install -m 644 $(PKG_BUILT) $(DESTDIR)$(UNITDIR)/
 	install -D -m 644 packaging/kperf.sysusers $(DESTDIR)$(SYSUSERSDIR)/kperf.conf
 	install -D -m 644 packaging/kperf-collect.tmpfiles $(DESTDIR)$(TMPFILESDIR)/kperf-collect.conf
+	install -d $(DESTDIR)$(KPERF_DATA)/patroni
+	install -m 644 packaging/patroni/patroni.yml.in packaging/patroni/etcd.yml.in \
+		packaging/patroni/pgbackrest.conf.in $(DESTDIR)$(KPERF_DATA)/patroni/
+	install -m 755 packaging/patroni/render.sh $(DESTDIR)$(KPERF_DATA)/patroni/

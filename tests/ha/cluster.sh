@@ -16,6 +16,8 @@
 #   cluster.sh set W KEY=VALUE          patronictl edit-config --set (dynamic config)
 #   cluster.sh backrest W ARGS...       pgbackrest --stanza=kperf ARGS as postgres
 #   cluster.sh psql W N SQL             one statement on node N's postgres database
+#   cluster.sh pitr W TIME PORT         restore the newest backup as of TIME into W/pitr/data
+#                                       (pgBackRest, WAL from the archive), start it on PORT
 #   cluster.sh list W                   patronictl list
 # Env: SYNC (true), FAILSAFE (true), TTL (10), UP_TIMEOUT (90).
 set -euo pipefail
@@ -23,6 +25,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 RENDER=$HERE/../../packaging/patroni/render.sh
 [ "$(id -u)" = 0 ] && AS=(setpriv --reuid=postgres --regid=postgres --init-groups) || AS=()
 PSQL=/usr/bin/psql
+PGBIN=/usr/lib/postgresql/15/bin
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 cmd=${1:-}; W=${2:?usage: cluster.sh VERB W ...}
@@ -49,8 +52,9 @@ wait_for() {
 		sleep 0.2
 	done
 }
-postmaster() { # the pid of node N's postmaster, when one runs
+postmaster() { # the pid of node N's (or the restored "pitr") postmaster, when one runs
 	local pf=$W/node$1/data/postmaster.pid p
+	[ "$1" = pitr ] && pf=$W/pitr/data/postmaster.pid
 	[ -f "$pf" ] || return 1
 	p=$(head -1 "$pf")
 	grep -qs postgres "/proc/$p/cmdline" && echo "$p"
@@ -117,7 +121,7 @@ down)
 		[ -f "$W/node$n.pid" ] && kill -KILL "$(cat "$W/node$n.pid")" 2>/dev/null || true
 	done
 	pids=()
-	for n in 1 2; do
+	for n in 1 2 pitr; do
 		p=$(postmaster "$n") && { kill -QUIT "$p" 2>/dev/null || true; pids+=("$p"); }
 	done
 	[ -f "$W/etcd.pid" ] && { p=$(cat "$W/etcd.pid"); kill -CONT "$p" 2>/dev/null || true; kill -KILL "$p" 2>/dev/null || true; pids+=("$p"); }
@@ -159,6 +163,22 @@ etcd-cont) kill -CONT "$(cat "$W/etcd.pid")" ;;
 set) patronictl_ edit-config --force --set "$1" >>"$W/log/edit-config.log" 2>&1 ;;
 backrest) "${AS[@]}" pgbackrest --config="$W/pgbackrest.conf" --stanza=kperf "$@" ;;
 psql) "$PSQL" -qAtX "host=127.0.0.1 port=$(pgport "$1") user=postgres dbname=postgres" -c "$2" ;;
+pitr)
+	target=$1 port=$2 D=$W/pitr/data
+	mkdir -p "$D"
+	[ "$(id -u)" = 0 ] && chown -R postgres:postgres "$W/pitr"
+	chmod 700 "$W/pitr" "$D"
+	"${AS[@]}" pgbackrest --config="$W/pgbackrest.conf" --stanza=kperf --pg1-path="$D" \
+		--type=time "--target=$target" --target-action=promote --archive-mode=off restore
+	# the restored copy is a cluster of its own: no standby to wait for, its own
+	# port and socket, Patroni's pg_hba.conf from the backup
+	"${AS[@]}" "$PGBIN/pg_ctl" -D "$D" -l "$W/log/pitr.log" -w -t 120 -o "-p $port \
+		-c listen_addresses=127.0.0.1 -c unix_socket_directories=$W/pitr \
+		-c hba_file=$D/pg_hba.conf -c ident_file=$D/pg_ident.conf \
+		-c synchronous_standby_names='' -c archive_mode=off -c cluster_name=pitr" start >/dev/null
+	wait_for 120 "the restored copy promoted" sh -c "$PSQL -qAtX 'host=127.0.0.1 port=$port \
+		user=postgres dbname=postgres' -c 'SELECT pg_is_in_recovery()' | grep -qx f"
+	;;
 list) patronictl_ list ;;
 *) die "unknown verb $cmd" ;;
 esac

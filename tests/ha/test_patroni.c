@@ -103,7 +103,7 @@ static void failover_round(struct ha *c, struct kperfd *k, enum round_kind kind,
 		     harness_count(k, "SELECT count(DISTINCT run_id) FROM run"),
 		     "%s: a run stored twice", round_name[kind]);
 	ha_note(c,
-		"ha: %s: new leader %.1f s, first write accepted %.1f s, last refused %.1f s after it; "
+		"ha: %s: new leader %.1f s, first write accepted %.1f s, last refusal %.1f s after the kill; "
 		"meanwhile %d posts refused (%d 503 with Retry-After, %d 503 without, %d unanswered"
 		" (curl %d)), "
 		"slowest post %.2f s; reads %d answered, %d failed, longest gap %.2f s; "
