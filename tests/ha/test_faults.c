@@ -96,6 +96,7 @@ Test(patroni_faults, etcd_unreachable_then_both_nodes_down, .timeout = 600)
 		s.longest_read_gap);
 	expect_refusals_answered(&s, "etcd away");
 	cr_expect_gt(s.reads_ok, 0);
+	cr_expect_eq(s.reads_failed, 0, "etcd away: %d reads failed", s.reads_failed);
 	cr_expect_lt(s.longest_read_gap, 5.0, "etcd away: reads stopped for %.1f s",
 		     s.longest_read_gap);
 	/* (checked once a node takes writes again) */

@@ -103,7 +103,7 @@ static void failover_round(struct ha *c, struct kperfd *k, enum round_kind kind,
 		     harness_count(k, "SELECT count(DISTINCT run_id) FROM run"),
 		     "%s: a run stored twice", round_name[kind]);
 	ha_note(c,
-		"ha: %s: new leader %.1f s, first write accepted %.1f s, last refusal %.1f s after the kill; "
+		"ha: %s: new leader %.1f s, first write accepted %.1f s, last refusal %.1f s after the fault; "
 		"meanwhile %d posts refused (%d 503 with Retry-After, %d 503 without, %d unanswered"
 		" (curl %d)), "
 		"slowest post %.2f s; reads %d answered, %d failed, longest gap %.2f s; "
@@ -118,6 +118,7 @@ static void failover_round(struct ha *c, struct kperfd *k, enum round_kind kind,
 	cr_expect_lt(s.slowest_read, SLOWEST_S, "%s: a read took %.1f s", round_name[kind],
 		     s.slowest_read);
 	cr_expect_gt(s.reads_ok, 0);
+	cr_expect_eq(s.reads_failed, 0, "%s: %d reads failed", round_name[kind], s.reads_failed);
 	expect_writes_to(k, c, now, nround + 1);
 }
 
