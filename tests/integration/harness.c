@@ -414,6 +414,22 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
+CURL *harness_runs_handle(const struct kperfd *k, long timeout, struct curl_slist **hdr)
+{
+	CURL *h = curl_easy_init();
+	char url[128];
+
+	cr_assert_not_null(h);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/api/v1/runs", k->port);
+	*hdr = curl_slist_append(NULL, "Content-Type: application/json");
+	*hdr = curl_slist_append(*hdr, "Authorization: Bearer " TOKEN_COLLECTOR);
+	*hdr = curl_slist_append(*hdr, "Expect:");
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, *hdr);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, timeout);
+	return h;
+}
+
 void harness_curl_capture(CURL *h, struct resp *r)
 {
 	memset(r, 0, sizeof(*r));

@@ -124,6 +124,10 @@ void resp_release(struct resp *r);
 /* Reset r to an empty answer and point h's body and header callbacks at it,
  * for a request of h's own (a raw target, a reused connection). */
 void harness_curl_capture(CURL *h, struct resp *r);
+/* A handle for a lab's posts to k's POST /api/v1/runs on one keep-alive
+ * connection: JSON, the collector's token, no Expect, timeout seconds;
+ * *hdr is the header list to free after curl_easy_cleanup. */
+CURL *harness_runs_handle(const struct kperfd *k, long timeout, struct curl_slist **hdr);
 
 /* Parse a response body (numbers as doubles); asserts it is JSON. */
 json_t *resp_json(const struct resp *r);

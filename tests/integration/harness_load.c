@@ -15,17 +15,10 @@ static void *poster_main(void *arg)
 {
 	struct load_poster *p = arg;
 	struct load *l = p->load;
-	CURL *h = curl_easy_init();
-	struct curl_slist *hdr = NULL;
-	char url[128], body[512];
+	struct curl_slist *hdr;
+	CURL *h = harness_runs_handle(l->k, 30L, &hdr);
+	char body[512];
 
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/api/v1/runs", l->k->port);
-	hdr = curl_slist_append(hdr, "Content-Type: application/json");
-	hdr = curl_slist_append(hdr, "Authorization: Bearer " TOKEN_COLLECTOR);
-	hdr = curl_slist_append(hdr, "Expect:");
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
 	for (int i = 0; i < LOAD_RUNS_MAX && !atomic_load(&l->stop);) {
 		struct resp r;
 		long status = 0;

@@ -69,21 +69,14 @@ static void run_body(char *buf, size_t cap, int client, int i)
 static void *client_main(void *arg)
 {
 	struct client *cl = arg;
-	CURL *h = curl_easy_init();
-	struct curl_slist *hdr = NULL;
-	char url[128], body[1024];
+	struct curl_slist *hdr;
+	CURL *h = harness_runs_handle(cl->k, 30L, &hdr);
+	char body[1024];
 	int seen_retry;
 
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/api/v1/runs", cl->k->port);
-	hdr = curl_slist_append(hdr, "Content-Type: application/json");
-	hdr = curl_slist_append(hdr, "Authorization: Bearer " TOKEN_COLLECTOR);
-	hdr = curl_slist_append(hdr, "Expect:");
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
 	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, retry_after);
 	curl_easy_setopt(h, CURLOPT_HEADERDATA, &seen_retry);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
 	for (int i = 0; i < cl->n && !(cl->stop && atomic_load(cl->stop)); i++) {
 		long status = 0;
 		seen_retry = 0;

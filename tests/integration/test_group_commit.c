@@ -56,18 +56,11 @@ static size_t keep(char *d, size_t s, size_t n, void *a)
 static void *post_many(void *arg)
 {
 	struct poster *p = arg;
-	char body[1024], id[64], url[128];
-	CURL *h = curl_easy_init();
-	struct curl_slist *hdr = NULL;
+	char body[1024], id[64];
+	struct curl_slist *hdr;
+	CURL *h = harness_runs_handle(p->k, 60L, &hdr);
 
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/api/v1/runs", p->k->port);
-	hdr = curl_slist_append(hdr, "Content-Type: application/json");
-	hdr = curl_slist_append(hdr, "Authorization: Bearer " TOKEN_COLLECTOR);
-	hdr = curl_slist_append(hdr, "Expect:");
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, keep);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT, 60L);
 	for (int i = 0; i < POSTS; i++) {
 		struct answer ans = {{0}, 0};
 		struct {
