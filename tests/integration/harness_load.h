@@ -56,8 +56,9 @@ struct load {
 	pthread_t pt[LOAD_POSTERS_MAX], rt[LOAD_READERS_MAX];
 };
 
-/* Start nposters posters and nreaders readers (GET /api/v1/machines and the
- * home page) against k; run_ids are PREFIX-cN-rM. */
+/* Start nposters posters and nreaders readers (GET /api/v1/machines and
+ * /api/v1/series in turn, what the dashboard's first page reads) against k;
+ * run_ids are PREFIX-cN-rM; prefix must live until load_check_stored. */
 void load_start(struct load *l, const struct kperfd *k, const char *prefix, int nposters,
 		int nreaders);
 /* The outage begins now: later acknowledgements count as after it. */
