@@ -462,13 +462,14 @@ PGresult *db_exec_batch(PGconn *c, int n, const struct db_stmt *stmts, int keep)
 	for (int i = 0; i < n; i++)
 		r[i] = db_pipeline_next(c);
 	db_pipeline_end(c);
-	for (int i = 0; i < n; i++) {
-		if (!out && (!db_ok(r[i]) || i == keep)) {
-			out = r[i]; /* the first failure, else the one kept */
-			continue;
-		}
-		PQclear(r[i]);
-	}
+	for (int i = 0; i < n && !out; i++) /* the first failure, wherever it is */
+		if (!db_ok(r[i]))
+			out = r[i];
+	if (!out)
+		out = r[keep];
+	for (int i = 0; i < n; i++)
+		if (r[i] != out)
+			PQclear(r[i]);
 	return out;
 }
 

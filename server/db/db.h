@@ -118,8 +118,9 @@ int db_pipeline_send(PGconn *c, int n, const struct db_stmt *stmts);
 PGresult *db_pipeline_next(PGconn *c);
 void db_pipeline_end(PGconn *c);
 
-/* The statements sent together, for the result of stmts[keep]: that one,
- * else the first that failed (PQclear it). */
+/* The statements sent together, for the result of stmts[keep]: the first
+ * that failed, before or after keep (a COMMIT after it), else that one
+ * (PQclear it). */
 PGresult *db_exec_batch(PGconn *c, int n, const struct db_stmt *stmts, int keep);
 
 /* Sequential scans off (on = 1) or back to the configured default (on = 0)

@@ -91,6 +91,43 @@ Test(db, a_failed_statement_fails_those_after_it_and_the_connection_goes_on)
 	PQclear(r);
 }
 
+/* The kept statement succeeds and the COMMIT after it fails (a deferred
+ * constraint checked at COMMIT, as a backend cut off after the INSERT would):
+ * the batch's answer is the COMMIT's failure, never the INSERT's rows. */
+Test(db, a_batch_fails_when_a_statement_after_the_kept_one_fails)
+{
+	const struct db_stmt st[] = {{"BEGIN", 0, NULL, 0, NULL, NULL},
+				     {"INSERT INTO once_only VALUES (1), (1) RETURNING v", 0, NULL, 0,
+				      NULL, NULL},
+				     {"COMMIT", 0, NULL, 0, NULL, NULL}};
+	PGconn *c = db_get();
+	PGresult *r;
+
+	cr_assert_eq(db_do(c,
+			   "CREATE TABLE once_only (v int UNIQUE DEFERRABLE INITIALLY DEFERRED)",
+			   0, NULL),
+		     0);
+	r = db_exec_batch(c, 3, st, 1);
+	cr_assert_not_null(r);
+	cr_expect_not(db_ok(r), "the INSERT's rows answered for a COMMIT that failed");
+	cr_expect_str_eq(PQresultErrorField(r, PG_DIAG_SQLSTATE), "23505"); /* unique_violation */
+	PQclear(r);
+	cr_expect_eq(PQtransactionStatus(c), PQTRANS_IDLE);
+	r = db_exec(c, "SELECT count(*) FROM once_only", 0, NULL);
+	cr_assert(db_ok(r), "%s", PQresultErrorMessage(r));
+	cr_expect_str_eq(PQgetvalue(r, 0, 0), "0");
+	PQclear(r);
+	/* a failure before the kept one is the answer too */
+	{
+		const char *p[] = {"0"};
+		const struct db_stmt two[] = {{"SELECT 1 / $1::int", 1, p, 0, NULL, NULL},
+					      {"SELECT 2", 0, NULL, 0, NULL, NULL}};
+		r = db_exec_batch(c, 2, two, 1);
+		cr_expect_str_eq(PQresultErrorField(r, PG_DIAG_SQLSTATE), "22012");
+		PQclear(r);
+	}
+}
+
 struct taker {
 	PGconn *got;
 };

@@ -235,6 +235,48 @@ Test(ingest, batch_is_all_or_nothing)
 	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM run"), 2);
 }
 
+/* A COMMIT that fails after every statement before it worked (here a deferred
+ * constraint trigger; in production a backend cut off by a shutdown between
+ * the INSERT and the COMMIT) is never acknowledged, alone or in a batch. */
+Test(ingest, a_run_whose_commit_fails_is_not_acknowledged)
+{
+	static const char *const bodies[] = {
+		SMALL_RUN("late-1", ""), /* BEGIN, INSERT with samples, COMMIT sent together */
+		"{\"runs\":[" SMALL_RUN("late-2", "") "," SMALL_RUN("ok-2", "") "]}", /* queue, COMMIT */
+	};
+	PGconn *c = harness_db(&K);
+	struct resp r;
+
+	/* s.throughput known: the runs after it go by the statements sent together */
+	http_post_json(&K, "/api/v1/runs", TOKEN_COLLECTOR, SMALL_RUN("ok-1", ""), &r);
+	cr_assert_eq(r.status, 201, "%ld %s", r.status, r.body);
+	resp_release(&r);
+	PQclear(PQexec(c, "CREATE FUNCTION refuse_late() RETURNS trigger LANGUAGE plpgsql AS"
+			  " $$BEGIN IF NEW.run_id LIKE 'late-%' THEN"
+			  " RAISE EXCEPTION 'refused at COMMIT'; END IF; RETURN NULL; END$$"));
+	PQclear(PQexec(c, "CREATE CONSTRAINT TRIGGER refuse_late AFTER INSERT ON run"
+			  " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_late()"));
+	cr_assert_eq(harness_count(&K, "SELECT count(*) FROM pg_trigger WHERE tgname = 'refuse_late'"),
+		     1);
+	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+		http_post_json(&K, "/api/v1/runs", TOKEN_COLLECTOR, bodies[i], &r);
+		cr_expect(r.status >= 500, "body %zu: %ld %s", i, r.status, r.body);
+		cr_expect(r.body && strstr(r.body, "\"error\""), "body %zu: %s", i, r.body);
+		resp_release(&r);
+	}
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM run"), 1);
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM sample"), 2);
+	/* the same runs once the trigger is gone: stored, and acknowledged */
+	PQclear(PQexec(c, "DROP TRIGGER refuse_late ON run"));
+	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+		http_post_json(&K, "/api/v1/runs", TOKEN_COLLECTOR, bodies[i], &r);
+		cr_expect_eq(r.status, 201, "body %zu: %ld %s", i, r.status, r.body);
+		resp_release(&r);
+	}
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM run"), 4);
+	PQfinish(c);
+}
+
 Test(ingest, unknown_keys_are_listed)
 {
 	struct resp r;
