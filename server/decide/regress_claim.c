@@ -74,27 +74,10 @@ PGresult *regress_claim(PGconn *c)
 		{"SELECT pg_advisory_xact_lock(hashtext('kperf.claim'))", 0, NULL, 0, NULL, NULL},
 		{SQL_CLAIM, 0, NULL, 0, NULL, NULL},
 		{"COMMIT", 0, NULL, 0, NULL, NULL}};
-	PGresult *r[4] = {0}, *out = NULL;
+	PGresult *out = db_exec_batch(c, 4, st, 2);
 
-	if (db_pipeline_send(c, 4, st)) {
-		log_error("claiming queued decisions failed: %s", PQerrorMessage(c));
-		return NULL;
-	}
-	for (int i = 0; i < 4; i++)
-		r[i] = db_pipeline_next(c);
-	db_pipeline_end(c);
-	for (int i = 0; i < 4; i++) {
-		if (!out && !db_ok(r[i])) {
-			db_log_error("claiming queued decisions", c, r[i]);
-			out = r[i]; /* the first failure: nothing claimed */
-		}
-	}
-	if (!out)
-		out = r[2];
-	for (int i = 0; i < 4; i++)
-		if (r[i] != out)
-			PQclear(r[i]);
-	if (!db_ok(out)) {
+	if (!db_ok(out)) { /* the first failure: nothing claimed */
+		db_log_error("claiming queued decisions", c, out);
 		PQclear(out);
 		if (PQtransactionStatus(c) != PQTRANS_IDLE)
 			PQclear(PQexec(c, "ROLLBACK"));
