@@ -5,8 +5,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
+# "== what": a stage's header, and the seconds the stage before it took
+stage_at=
+stage() {
+	local now
+	now=$(date +%s)
+	[ -n "$stage_at" ] && echo "   ($((now - stage_at)) s)"
+	stage_at=$now
+	[ $# = 0 ] || echo "== $*"
+}
 
 jobs=$(nproc 2>/dev/null || echo 2)
+stage "build (plain and ASan + UBSan)"
 make -j"$jobs" all
 make -j"$jobs" BUILD=build-asan SANITIZE=address,undefined build-asan/kperfd build-asan/tests/kperf-tests
 [ -f collectors/collect.mk ] && make -j"$jobs" BUILD=build-asan SANITIZE=address,undefined build-asan/kperf-collect build-asan/tests/collect-tests
@@ -41,27 +51,27 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 status=0
 if [ -f tests/fuzz/fuzz.mk ]; then
-	echo "== fuzzing each harness for a few seconds"
+	stage "fuzzing each harness for a few seconds"
 	make -s fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-3}" || status=1
 fi
-echo "== tests (build/)"
+stage "tests (build/)"
 KPERF_BIN=build/kperfd build/tests/kperf-tests --jobs "$jobs" "$@" 2>&1 | tee "$tmp/plain.out" || status=1
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 if [ -x build/tests/collect-tests ]; then
-	echo "== collector tests (build/)"
+	stage "collector tests (build/)"
 	KPERF_BIN=build/kperfd KPERF_COLLECT_BIN=build/kperf-collect build/tests/collect-tests --jobs "$jobs" "$@" 2>&1 | tee "$tmp/collect.out" || status=1
 	[ "${PIPESTATUS[0]}" = 0 ] || status=1
-	echo "== collector tests under ASan + UBSan (build-asan/)"
+	stage "collector tests under ASan + UBSan (build-asan/)"
 	KPERF_BIN=build-asan/kperfd KPERF_COLLECT_BIN=build-asan/kperf-collect build-asan/tests/collect-tests --jobs "$jobs" "$@" 2>&1 | tee "$tmp/collect-asan.out" || status=1
 	[ "${PIPESTATUS[0]}" = 0 ] || status=1
 fi
-echo "== tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)"
+stage "tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)"
 KPERF_BIN=build-asan/kperfd build-asan/tests/kperf-tests --jobs "$jobs" "$@" 2>&1 | tee "$tmp/asan.out" || status=1
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
-echo "== kperfd under valgrind memcheck (a short burst of requests)"
+stage "kperfd under valgrind memcheck (a short burst of requests)"
 scripts/pg.sh createdb "$tmp/pg" "$pgport" kperf_vg
 scripts/valgrind-burst.sh "host=$tmp/pg/sock port=$pgport user=kperf dbname=kperf_vg" "$tmp" || status=1
-echo "== browser tests (tests/e2e, headless Chromium)"
+stage "browser tests (tests/e2e, headless Chromium)"
 if [ -x /usr/bin/chromium ] && [ -d node_modules/playwright-core ]; then
 	scripts/pg.sh createdb "$tmp/pg" "$pgport" kperf_e2e
 	# A real SMTP server on loopback: the browser follows a mail's links.
@@ -128,6 +138,7 @@ for f in "$tmp"/plain.out "$tmp"/collect.out "$tmp"/collect-asan.out "$tmp"/asan
 	[ -f "$f" ] || continue
 	grep -E '^\[(FAIL|----)\]|CRASH|Timed out|signal' "$f" | grep -v -E '^\[----\] *$' | sed "s|^|$(basename "$f" .out): |" | tail -n 20 || true
 done
+stage
 echo "make test: $(( $(date +%s) - start )) s, $([ $status = 0 ] && echo PASS || echo FAIL)"
 grep 'Synthesis:' "$tmp/asan.out" | tail -n 1
 exit $status
