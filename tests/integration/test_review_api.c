@@ -59,6 +59,35 @@ Test(review_api, subscriptions_name_unknown_keys_and_warn_when_catch_all)
 	json_decref(j);
 }
 
+/* A subscription whose COMMIT fails (a deferred constraint trigger here) is
+ * not answered 201, and is not there after. */
+Test(review_api, a_subscription_whose_commit_fails_is_not_acknowledged)
+{
+	PGconn *c = harness_db(&K);
+	json_t *j = NULL;
+	long st;
+
+	PQclear(PQexec(c, "CREATE FUNCTION refuse_late() RETURNS trigger LANGUAGE plpgsql AS"
+			  " $$BEGIN RAISE EXCEPTION 'refused at COMMIT'; END$$"));
+	PQclear(PQexec(c, "CREATE CONSTRAINT TRIGGER refuse_late AFTER INSERT ON subscription"
+			  " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_late()"));
+	cr_assert_eq(harness_count(&K, "SELECT count(*) FROM pg_trigger WHERE tgname = 'refuse_late'"),
+		     1);
+	st = harness_call(&K, "POST", "/api/v1/subscriptions", TOKEN_ADMIN,
+			  "{\"email\":\"late@example.org\",\"suite\":\"fio\"}", &j);
+	cr_expect_geq(st, 500, "answered %ld", st);
+	cr_expect(str(j, "error") != NULL, "no JSON error");
+	json_decref(j);
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM subscription"), 0);
+	PQclear(PQexec(c, "DROP TRIGGER refuse_late ON subscription"));
+	st = harness_call(&K, "POST", "/api/v1/subscriptions", TOKEN_ADMIN,
+			  "{\"email\":\"late@example.org\",\"suite\":\"fio\"}", &j);
+	cr_expect_eq(st, 201);
+	json_decref(j);
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM subscription"), 1);
+	PQfinish(c);
+}
+
 Test(review_api, refs_invalid_runs_and_offers)
 {
 	json_t *j = NULL;
