@@ -18,6 +18,10 @@
 #   cluster.sh psql W N SQL             one statement on node N's postgres database
 #   cluster.sh pitr W TIME PORT         restore the newest backup as of TIME into W/pitr/data
 #                                       (pgBackRest, WAL from the archive), start it on PORT
+#   cluster.sh rebuild W                the restored copy (W/pitr/data, running) as the
+#                                       cluster's data: Patroni stopped on both nodes,
+#                                       the cluster removed from etcd, node1 started on
+#                                       the copy, node2 cloned from it
 #   cluster.sh list W                   patronictl list
 # Env: SYNC (true), FAILSAFE (true), TTL (10), UP_TIMEOUT (90).
 set -euo pipefail
@@ -166,6 +170,7 @@ psql) "$PSQL" -qAtX "host=127.0.0.1 port=$(pgport "$1") user=postgres dbname=pos
 pitr)
 	target=$1 port=$2 D=$W/pitr/data
 	mkdir -p "$D"
+	echo "port = $port" >"$W/pitr/port"
 	[ "$(id -u)" = 0 ] && chown -R postgres:postgres "$W/pitr"
 	chmod 700 "$W/pitr" "$D"
 	"${AS[@]}" pgbackrest --config="$W/pgbackrest.conf" --stanza=kperf --pg1-path="$D" \
@@ -178,6 +183,34 @@ pitr)
 		-c synchronous_standby_names='' -c archive_mode=off -c cluster_name=pitr" start >/dev/null
 	wait_for 120 "the restored copy promoted" sh -c "$PSQL -qAtX 'host=127.0.0.1 port=$port \
 		user=postgres dbname=postgres' -c 'SELECT pg_is_in_recovery()' | grep -qx f"
+	;;
+rebuild)
+	D=$W/pitr/data
+	postmaster pitr >/dev/null || die "no restored copy running in $D"
+	# the copy archives again once it is the cluster's (restore set archive_mode=off)
+	"$PSQL" -qAtX "host=127.0.0.1 port=$(sed -n 's/^port = //p' "$W/pitr/port") user=postgres \
+		dbname=postgres" -c "ALTER SYSTEM RESET archive_mode" >/dev/null
+	"${AS[@]}" "$PGBIN/pg_ctl" -D "$D" -m fast -w -t 120 stop >/dev/null
+	for n in 1 2; do # Patroni stops its PostgreSQL and gives the leader key back
+		[ -f "$W/node$n.pid" ] && kill -TERM "$(cat "$W/node$n.pid")" 2>/dev/null || true
+	done
+	for n in 1 2; do
+		[ -f "$W/node$n.pid" ] || continue
+		p=$(cat "$W/node$n.pid")
+		wait_for 60 "node$n's Patroni to stop" sh -c "! kill -0 $p"
+		rm -f "$W/node$n.pid"
+	done
+	printf 'kperf\nYes I am aware\n' | patronictl_ remove kperf >>"$W/log/remove.log" 2>&1
+	t0=$(now)
+	rm -rf "$W/node1/data" "$W/node2/data"
+	mv "$D" "$W/node1/data"
+	start_node 1
+	wait_for 120 "node1 leads on the restored data" rest 1 primary
+	start_node 2
+	wait_for 120 "node2 is a replica" rest 2 replica
+	[ "${SYNC:-true}" = true ] && wait_for 120 "node2 is the sync standby" rest 2 sync
+	wait_for 120 "node2 streaming" streaming 2
+	echo "cluster.sh: rebuilt on the restored copy in $(elapsed "$t0") s" >&2
 	;;
 list) patronictl_ list ;;
 *) die "unknown verb $cmd" ;;

@@ -5,7 +5,9 @@
  * deletes a machine's runs). The newest backup restored to the time before
  * the mistake into a fresh data directory, kperfd started on it, finds every
  * run acknowledged before that time with its exact samples, none after, and
- * the archived month (kperfd archive) still listed and restorable.
+ * the archived month (kperfd archive) still listed and restorable. Then the
+ * copy is put back behind Patroni (node1 on it, node2 cloned from it) and
+ * kperfd on both nodes finds it all and takes runs, on the sync standby too.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -95,9 +97,9 @@ Test(pitr, restore_to_before_a_mistake, .timeout = 600)
 {
 	struct ha c;
 	struct kperfd k;
-	char *month, *before, *a0, *b0, *v0, *target, *out, *v;
+	char *month, *before, *a0, *b0, *v0, *target, *out, *v, *w;
 	char fresh[300];
-	double t0, t_backup, t_restore;
+	double t0, t_backup, t_restore, t_rebuild;
 	int port;
 
 	curl_global_init(CURL_GLOBAL_ALL);
@@ -216,6 +218,47 @@ Test(pitr, restore_to_before_a_mistake, .timeout = 600)
 		"ha: pgBackRest: full backup %.1f s; restore to %s and promote %.1f s; %d runs"
 		" before it back with their samples, none after",
 		t_backup, target, t_restore, 2 * NKERNELS * NRUNS);
+
+	/* the restored copy put back behind Patroni: node1 on it, node2 cloned,
+	 * kperfd on both nodes again with what it had on the copy */
+	kperfd_kill(&k);
+	t0 = harness_now();
+	cr_assert_eq(ha_run(&c, NULL, 0, "rebuild"), 0, "see %s/log", c.dir);
+	t_rebuild = harness_now() - t0;
+	cr_expect_eq(ha_leader(&c), 1);
+	cr_assert_lt(snprintf(k.pg, sizeof(k.pg), "%s", c.write_url), (int)sizeof(k.pg));
+	cr_assert_lt(snprintf(k.conninfo, sizeof(k.conninfo), "%s dbname=%s", c.write_url, k.db),
+		     (int)sizeof(k.conninfo));
+	{
+		const char *env[] = {c.read_env, "KPERF_THREADS=8", NULL};
+		kperfd_env(env);
+		kperfd_restart(&k);
+		kperfd_env(NULL);
+	}
+	v = text_of(k.conninfo, SQL_SAMPLES, "pv-");
+	cr_expect_str_eq(v, v0, "the victim's runs differ on the rebuilt cluster");
+	free(v);
+	v = text_of(k.conninfo, SQL_SAMPLES, "pa-");
+	cr_expect_str_eq(v, a0, "the restored month differs on the rebuilt cluster");
+	free(v);
+	v = text_of(k.conninfo, SQL_RUNS, "pc-");
+	cr_expect_str_eq(v, "0");
+	free(v);
+	post_set(&k, "pe", "pitr-e"); /* acknowledged: on the sync standby too */
+	snprintf(fresh, sizeof(fresh), "host=127.0.0.1 port=%d user=kperf dbname=%s", ha_port(&c, 2),
+		 k.db);
+	v = text_of(fresh, SQL_RUNS, "pe-");
+	cr_expect_eq(atoi(v), NKERNELS * NRUNS, "node2 has %s of set E's runs", v);
+	free(v);
+	v = text_of(fresh, SQL_SAMPLES, "pd-");
+	w = text_of(k.conninfo, SQL_SAMPLES, "pd-");
+	cr_expect_str_eq(v, w, "node2 differs from node1 on the runs posted to the copy");
+	free(v);
+	free(w);
+	/* the rebuilt cluster archives its WAL again (the new timeline's) */
+	cr_expect_eq(ha_run(&c, NULL, 0, "backrest check"), 0, "see %s/backrest-log", c.dir);
+	ha_note(&c, "ha: restored copy behind Patroni again (node1 on it, node2 cloned) %.1f s",
+		t_rebuild);
 	kperfd_stop(&k);
 	ha_down(&c);
 	free(month);
