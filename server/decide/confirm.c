@@ -23,7 +23,9 @@ struct lab_policy lab_policy = {3, 21600, 1, 1000, 120};
 /*
  * Jobs for the missing runs of both sides of the waiting candidates ($5:
  * runs wanted): one per commit and key, unless one is queued or running
- * already, on the same machine, when its agent offers the test.
+ * already, on the same machine, when its agent offers the test. What is
+ * missing is counted in the run table now, not taken from the decision: a
+ * job may have ended, its runs committed, since the decision read them.
  */
 static const char SQL_CONFIRM_JOBS[] =
 	"WITH d AS (SELECT d.id, d.machine_id, d.test_id, d.variant_id, d.base_commit_id,"
@@ -32,12 +34,16 @@ static const char SQL_CONFIRM_JOBS[] =
 	"  AND (d.base_runs < $5::int OR d.target_runs < $5::int)"
 	"  AND EXISTS (SELECT 1 FROM machine_offer o WHERE o.machine_id = d.machine_id"
 	"   AND o.test_id = d.test_id)),"
+	" side AS (SELECT base_commit_id AS commit_id, machine_id, test_id, variant_id, id,"
+	"  base_runs AS runs FROM d WHERE base_runs < $5::int UNION ALL SELECT commit_id,"
+	"  machine_id, test_id, variant_id, id, target_runs FROM d WHERE target_runs < $5::int),"
+	" stored AS (SELECT y.*, (SELECT count(*) FROM run r WHERE r.machine_id = y.machine_id"
+	"  AND r.test_id = y.test_id AND r.variant_id = y.variant_id AND r.commit_id = y.commit_id"
+	"  AND r.valid) AS now_runs FROM side y),"
 	" want AS (SELECT DISTINCT ON (commit_id, machine_id, test_id, variant_id) commit_id,"
-	"  machine_id, test_id, variant_id, id, $5::int - runs AS runs FROM ("
-	"  SELECT base_commit_id AS commit_id, machine_id, test_id, variant_id, id, base_runs AS runs"
-	"  FROM d UNION ALL SELECT commit_id, machine_id, test_id, variant_id, id, target_runs"
-	"  FROM d) y WHERE runs < $5::int"
-	"  ORDER BY commit_id, machine_id, test_id, variant_id, runs)"
+	"  machine_id, test_id, variant_id, id, $5::int - greatest(runs, now_runs)::int AS runs"
+	"  FROM stored WHERE greatest(runs, now_runs) < $5::int"
+	"  ORDER BY commit_id, machine_id, test_id, variant_id, greatest(runs, now_runs))"
 	" SELECT kperf_job_add(w.commit_id, w.machine_id, w.test_id, w.variant_id, w.runs, 'confirm',"
 	"  'confirm decision ' || w.id, p_decision => w.id) FROM want w"
 	" WHERE NOT EXISTS (SELECT 1 FROM job j WHERE j.commit_id = w.commit_id"

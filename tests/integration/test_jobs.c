@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "server/db/db.h"
+#include "server/decide/confirm.h"
 #include "tests/integration/harness.h"
 
 #define SHA_A HARNESS_SHA_A
@@ -514,4 +516,87 @@ Test(jobs, an_unconfirmed_regression_is_mailed_after_the_timeout, .timeout = 120
 				       " confirmation = 'unconfirmed'"),
 		     1);
 	smtp_stop(smtp);
+}
+
+/*
+ * A confirmation job that ended, its runs committed, after the decision
+ * counted its runs: the stale count asks for no second job. kperfd runs
+ * without its worker, so the decision keeps target_runs 1 while the target
+ * has 3 runs stored; confirm_after_decide is then called as the worker
+ * would, on that decision.
+ */
+Test(jobs, a_confirmation_done_since_the_decision_is_not_asked_again)
+{
+	const char *env[] = {"KPERF_CONFIRM_RUNS=3", NULL};
+	const char *off[] = {"KPERF_CONFIRM_RUNS=3", "KPERF_WORKER=0", NULL};
+	char ids[4][32], sql[256];
+	json_t *job = NULL;
+	long id;
+	double end;
+	PGconn *c;
+
+	kperfd_kill(&K);
+	kperfd_env(env);
+	kperfd_restart(&K);
+	kperfd_env(NULL);
+	cr_assert_eq(claim(TOKEN_COLLECTOR, "lab1", NULL, "[" TEST_RT "]", 0, NULL), 0);
+	cr_assert_eq(call("POST", "/api/v1/runs", TOKEN_COLLECTOR,
+			  "{\"run_id\":\"s-a\",\"machine\":{\"name\":\"lab1\"},"
+			  "\"kernel\":{\"commit\":\"" SHA_A "\"},\"test\":" TEST_RT ","
+			  "\"metrics\":{\"readtwice.throughput\":[1000,1001,999,1002,998]}}",
+			  NULL),
+		     201);
+	cr_assert_eq(call("POST", "/api/v1/runs", TOKEN_COLLECTOR,
+			  "{\"run_id\":\"s-b\",\"machine\":{\"name\":\"lab1\"},"
+			  "\"kernel\":{\"commit\":\"" SHA_B "\"},\"test\":" TEST_RT ","
+			  "\"metrics\":{\"readtwice.throughput\":[900,901,899,902,898]}}",
+			  NULL),
+		     201);
+	end = harness_now() + 30;
+	while (harness_count(&K, "SELECT count(*) FROM job WHERE decision_id IS NOT NULL") < 2) {
+		cr_assert_lt(harness_now(), end, "no confirmation jobs");
+		usleep(50000);
+	}
+
+	/* no worker from here: the decision stays as it is */
+	kperfd_kill(&K);
+	kperfd_env(off);
+	kperfd_restart(&K);
+	kperfd_env(NULL);
+	id = claim(TOKEN_COLLECTOR, "lab1", SHA_B, "[" TEST_RT "]", 0, &job);
+	cr_assert_gt(id, 0);
+	cr_assert_str_eq(str(job, "commit"), SHA_B, "the target's job");
+	cr_assert_eq(num(job, "runs"), 2);
+	json_decref(job);
+	cr_assert_eq(post_run(TOKEN_COLLECTOR, "s-b2", "lab1", SHA_B, id), 201);
+	cr_assert_eq(post_run(TOKEN_COLLECTOR, "s-b3", "lab1", SHA_B, id), 201);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM job WHERE id = %ld AND state = 'done'", id);
+	cr_assert_eq(harness_count(&K, sql), 1);
+	cr_assert_eq(harness_count(&K, "SELECT count(*) FROM decision WHERE target_runs = 1"
+				       " AND confirmation = 'waiting' AND kpi"),
+		     1, "the decision counts the target's first run only");
+
+	db_setup(K.conninfo);
+	c = db_get();
+	cr_assert_not_null(c);
+	{
+		static const char *const cols[4] = {"machine_id", "test_id", "variant_id",
+						    "commit_id"};
+		for (int i = 0; i < 4; i++) {
+			snprintf(sql, sizeof(sql),
+				 "SELECT %s FROM decision WHERE confirmation = 'waiting' AND kpi",
+				 cols[i]);
+			snprintf(ids[i], sizeof(ids[i]), "{%ld}", harness_count(&K, sql));
+		}
+	}
+	cr_expect_eq(confirm_after_decide(c, ids[0], ids[1], ids[2], ids[3]), 0);
+	db_release();
+	db_drop();
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM job j JOIN commits c ON"
+				       " c.id = j.commit_id WHERE c.sha = '" SHA_B "'"),
+		     1, "a second job for the target's runs, stored already");
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM job j JOIN commits c ON"
+				       " c.id = j.commit_id WHERE c.sha = '" SHA_A "'"
+				       " AND j.state = 'queued'"),
+		     1, "the base's job");
 }
