@@ -38,6 +38,7 @@ static void *poster_main(void *arg)
 		if (rc == CURLE_OK)
 			curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
 		took = harness_now() - t0;
+		pthread_mutex_lock(&l->mu);
 		if (took > p->slowest)
 			p->slowest = took;
 		if (status == 201 || status == 200) {
@@ -61,12 +62,14 @@ static void *poster_main(void *arg)
 				p->r503++;
 			else
 				p->r503_bare++;
-			usleep(20000); /* the same run again */
 		} else {
 			p->other++;
 			p->last_other = status;
 			p->n = ++i;
 		}
+		pthread_mutex_unlock(&l->mu);
+		if (status == 503 || status == 0)
+			usleep(20000); /* the same run again */
 		resp_release(&r);
 	}
 	curl_slist_free_all(hdr);
@@ -95,6 +98,7 @@ static void *reader_main(void *arg)
 		if (curl_easy_perform(h) == CURLE_OK)
 			curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
 		took = harness_now() - t0;
+		pthread_mutex_lock(&l->mu);
 		if (took > rd->slowest)
 			rd->slowest = took;
 		if (status == 200) {
@@ -107,6 +111,7 @@ static void *reader_main(void *arg)
 			rd->failed++;
 			rd->last_failed = status;
 		}
+		pthread_mutex_unlock(&l->mu);
 		resp_release(&r);
 		usleep(50000);
 	}
@@ -119,6 +124,7 @@ void load_start(struct load *l, const struct kperfd *k, const char *prefix, int 
 {
 	cr_assert(nposters <= LOAD_POSTERS_MAX && nreaders <= LOAD_READERS_MAX);
 	memset(l, 0, sizeof(*l));
+	pthread_mutex_init(&l->mu, NULL);
 	l->k = k;
 	l->prefix = prefix;
 	l->nposters = nposters;
@@ -150,8 +156,10 @@ int load_wait_after(struct load *l, int per_poster, double seconds)
 
 	for (;;) {
 		int done = 1;
+		pthread_mutex_lock(&l->mu);
 		for (int i = 0; i < l->nposters; i++)
 			done &= l->p[i].acked_after >= per_poster;
+		pthread_mutex_unlock(&l->mu);
 		if (done)
 			return 1;
 		if (harness_now() > end)
@@ -169,10 +177,11 @@ void load_stop(struct load *l)
 		pthread_join(l->rt[i], NULL);
 }
 
-struct load_sum load_sum(const struct load *l)
+struct load_sum load_sum(struct load *l)
 {
 	struct load_sum s = {.first_after = -1, .last_refused = -1};
 
+	pthread_mutex_lock(&l->mu);
 	for (int i = 0; i < l->nposters; i++) {
 		const struct load_poster *p = &l->p[i];
 		for (int r = 0; r < p->n; r++)
@@ -200,6 +209,7 @@ struct load_sum load_sum(const struct load *l)
 		if (r->longest_gap > s.longest_read_gap)
 			s.longest_read_gap = r->longest_gap;
 	}
+	pthread_mutex_unlock(&l->mu);
 	return s;
 }
 

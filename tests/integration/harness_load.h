@@ -51,6 +51,7 @@ struct load {
 	int nposters, nreaders;
 	atomic_int stop, after;
 	double outage_at; /* harness_now() when load_outage was called */
+	pthread_mutex_t mu; /* the threads' counters below, while they run */
 	struct load_poster p[LOAD_POSTERS_MAX];
 	struct load_reader r[LOAD_READERS_MAX];
 	pthread_t pt[LOAD_POSTERS_MAX], rt[LOAD_READERS_MAX];
@@ -78,7 +79,7 @@ struct load_sum {
 	double slowest_post, slowest_read, longest_read_gap;
 	int reads_ok, reads_failed;
 };
-struct load_sum load_sum(const struct load *l);
+struct load_sum load_sum(struct load *l);
 /* Assert every run acknowledged is stored exactly once in k's database
  * (over conninfo, NULL: k's own) and free the load's memory. */
 void load_check_stored(struct load *l, const char *conninfo);
