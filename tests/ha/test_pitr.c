@@ -73,6 +73,16 @@ static char *text_of(const char *conninfo, const char *sql, const char *param)
 	return v;
 }
 
+/* Expect sql's value with $1 = param over conninfo to be want. */
+static void expect_text(const char *conninfo, const char *sql, const char *param,
+			const char *want, const char *what)
+{
+	char *v = text_of(conninfo, sql, param);
+
+	cr_expect_str_eq(v, want, "%s", what);
+	free(v);
+}
+
 /* Every sample of the runs whose run_id starts with prefix: how many, and a
  * digest of (run, metric, iteration, exact value). */
 #define SQL_SAMPLES                                                                          \
@@ -186,15 +196,12 @@ Test(pitr, restore_to_before_a_mistake, .timeout = 600)
 	snprintf(k.conninfo, sizeof(k.conninfo), "%s dbname=%s", fresh, k.db);
 	kperfd_restart(&k);
 
-	v = text_of(k.conninfo, SQL_SAMPLES, "pb-");
-	cr_expect_str_eq(v, b0, "set B, acknowledged before the target, differs");
-	free(v);
-	v = text_of(k.conninfo, SQL_SAMPLES, "pv-");
-	cr_expect_str_eq(v, v0, "the deleted machine's runs are not back as they were");
-	free(v);
-	v = text_of(k.conninfo, SQL_RUNS, "pc-");
-	cr_expect_str_eq(v, "0", "runs posted after the target are in the restored copy");
-	free(v);
+	expect_text(k.conninfo, SQL_SAMPLES, "pb-", b0,
+		    "set B, acknowledged before the target, differs");
+	expect_text(k.conninfo, SQL_SAMPLES, "pv-", v0,
+		    "the deleted machine's runs are not back as they were");
+	expect_text(k.conninfo, SQL_RUNS, "pc-", "0",
+		    "runs posted after the target are in the restored copy");
 
 	/* the archived month: listed, and back with its samples */
 	{
@@ -205,9 +212,7 @@ Test(pitr, restore_to_before_a_mistake, .timeout = 600)
 		free(out);
 		free(cli_ok(&k, back));
 	}
-	v = text_of(k.conninfo, SQL_SAMPLES, "pa-");
-	cr_expect_str_eq(v, a0, "the archived month came back different");
-	free(v);
+	expect_text(k.conninfo, SQL_SAMPLES, "pa-", a0, "the archived month came back different");
 	/* and it takes runs */
 	post_set(&k, "pd", "pitr-d");
 	v = text_of(k.conninfo, SQL_RUNS, "pd-");
@@ -235,15 +240,11 @@ Test(pitr, restore_to_before_a_mistake, .timeout = 600)
 		kperfd_restart(&k);
 		kperfd_env(NULL);
 	}
-	v = text_of(k.conninfo, SQL_SAMPLES, "pv-");
-	cr_expect_str_eq(v, v0, "the victim's runs differ on the rebuilt cluster");
-	free(v);
-	v = text_of(k.conninfo, SQL_SAMPLES, "pa-");
-	cr_expect_str_eq(v, a0, "the restored month differs on the rebuilt cluster");
-	free(v);
-	v = text_of(k.conninfo, SQL_RUNS, "pc-");
-	cr_expect_str_eq(v, "0");
-	free(v);
+	expect_text(k.conninfo, SQL_SAMPLES, "pv-", v0,
+		    "the victim's runs differ on the rebuilt cluster");
+	expect_text(k.conninfo, SQL_SAMPLES, "pa-", a0,
+		    "the restored month differs on the rebuilt cluster");
+	expect_text(k.conninfo, SQL_RUNS, "pc-", "0", "runs of set C on the rebuilt cluster");
 	post_set(&k, "pe", "pitr-e"); /* acknowledged: on the sync standby too */
 	snprintf(fresh, sizeof(fresh), "host=127.0.0.1 port=%d user=kperf dbname=%s", ha_port(&c, 2),
 		 k.db);

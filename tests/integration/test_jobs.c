@@ -570,8 +570,14 @@ Test(jobs, a_confirmation_done_since_the_decision_is_not_asked_again)
 	json_decref(job);
 	cr_assert_eq(post_run(TOKEN_COLLECTOR, "s-b2", "lab1", SHA_B, id), 201);
 	cr_assert_eq(post_run(TOKEN_COLLECTOR, "s-b3", "lab1", SHA_B, id), 201);
-	snprintf(sql, sizeof(sql), "SELECT count(*) FROM job WHERE id = %ld AND state = 'done'", id);
-	cr_assert_eq(harness_count(&K, sql), 1);
+	snprintf(sql, sizeof(sql), "%ld", id);
+	{
+		const char *p[1] = {sql};
+		cr_assert_eq(harness_count_params(&K, "SELECT count(*) FROM job WHERE id = $1::bigint"
+							  " AND state = 'done'",
+						  1, p),
+			     1);
+	}
 	cr_assert_eq(harness_count(&K, "SELECT count(*) FROM decision WHERE target_runs = 1"
 				       " AND confirmation = 'waiting' AND kpi"),
 		     1, "the decision counts the target's first run only");
@@ -580,14 +586,13 @@ Test(jobs, a_confirmation_done_since_the_decision_is_not_asked_again)
 	c = db_get();
 	cr_assert_not_null(c);
 	{
-		static const char *const cols[4] = {"machine_id", "test_id", "variant_id",
-						    "commit_id"};
-		for (int i = 0; i < 4; i++) {
-			snprintf(sql, sizeof(sql),
-				 "SELECT %s FROM decision WHERE confirmation = 'waiting' AND kpi",
-				 cols[i]);
-			snprintf(ids[i], sizeof(ids[i]), "{%ld}", harness_count(&K, sql));
-		}
+		static const char *const of[4] = {
+		    "SELECT machine_id FROM decision WHERE confirmation = 'waiting' AND kpi",
+		    "SELECT test_id FROM decision WHERE confirmation = 'waiting' AND kpi",
+		    "SELECT variant_id FROM decision WHERE confirmation = 'waiting' AND kpi",
+		    "SELECT commit_id FROM decision WHERE confirmation = 'waiting' AND kpi"};
+		for (int i = 0; i < 4; i++)
+			snprintf(ids[i], sizeof(ids[i]), "{%ld}", harness_count(&K, of[i]));
 	}
 	cr_expect_eq(confirm_after_decide(c, ids[0], ids[1], ids[2], ids[3]), 0);
 	db_release();
