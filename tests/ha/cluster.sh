@@ -170,7 +170,7 @@ psql) "$PSQL" -qAtX "host=127.0.0.1 port=$(pgport "$1") user=postgres dbname=pos
 pitr)
 	target=$1 port=$2 D=$W/pitr/data
 	mkdir -p "$D"
-	echo "port = $port" >"$W/pitr/port"
+	echo "$port" >"$W/pitr/port"
 	[ "$(id -u)" = 0 ] && chown -R postgres:postgres "$W/pitr"
 	chmod 700 "$W/pitr" "$D"
 	"${AS[@]}" pgbackrest --config="$W/pgbackrest.conf" --stanza=kperf --pg1-path="$D" \
@@ -188,7 +188,7 @@ rebuild)
 	D=$W/pitr/data
 	postmaster pitr >/dev/null || die "no restored copy running in $D"
 	# the copy archives again once it is the cluster's (restore set archive_mode=off)
-	"$PSQL" -qAtX "host=127.0.0.1 port=$(sed -n 's/^port = //p' "$W/pitr/port") user=postgres \
+	"$PSQL" -qAtX "host=127.0.0.1 port=$(cat "$W/pitr/port") user=postgres \
 		dbname=postgres" -c "ALTER SYSTEM RESET archive_mode" >/dev/null
 	"${AS[@]}" "$PGBIN/pg_ctl" -D "$D" -m fast -w -t 120 stop >/dev/null
 	for n in 1 2; do # Patroni stops its PostgreSQL and gives the leader key back

@@ -529,7 +529,7 @@ Test(jobs, a_confirmation_done_since_the_decision_is_not_asked_again)
 {
 	const char *env[] = {"KPERF_CONFIRM_RUNS=3", NULL};
 	const char *off[] = {"KPERF_CONFIRM_RUNS=3", "KPERF_WORKER=0", NULL};
-	char ids[4][32], sql[256];
+	char ids[4][32], job_id[24];
 	json_t *job = NULL;
 	long id;
 	double end;
@@ -570,9 +570,9 @@ Test(jobs, a_confirmation_done_since_the_decision_is_not_asked_again)
 	json_decref(job);
 	cr_assert_eq(post_run(TOKEN_COLLECTOR, "s-b2", "lab1", SHA_B, id), 201);
 	cr_assert_eq(post_run(TOKEN_COLLECTOR, "s-b3", "lab1", SHA_B, id), 201);
-	snprintf(sql, sizeof(sql), "%ld", id);
+	snprintf(job_id, sizeof(job_id), "%ld", id);
 	{
-		const char *p[1] = {sql};
+		const char *p[1] = {job_id};
 		cr_assert_eq(harness_count_params(&K, "SELECT count(*) FROM job WHERE id = $1::bigint"
 							  " AND state = 'done'",
 						  1, p),
