@@ -192,6 +192,8 @@ Test(agent, killed_mid_job_the_lease_runs_out_and_another_agent_finishes_it_once
 	j = job_wait(id, "done");
 	cr_expect_eq(job_num(j, "runs_done"), 4);
 	json_decref(j);
+	/* done: stopped as systemd stops it, it leaves cleanly */
+	kill(a2.pid, SIGTERM);
 	cr_assert_eq(agent_wait(&a2, WAIT_S), 0);
 	{
 		char *log = slurp_or_empty(a2.log);

@@ -169,9 +169,10 @@ void kperfd_stop(struct kperfd *k)
  * A free TCP port on 127.0.0.1 below the kernel's ephemeral range (32768 and
  * up), so no kperfd binding port 0 and no outgoing connection can take it
  * between this check and the server's own bind. The test processes that run
- * side by side (criterion's --jobs, the two suites) pick from the same range:
- * a port is also claimed with a file in $KPERF_TEST_TMP/ports, made with
- * O_EXCL, so no two of them are handed the same one in a run.
+ * side by side (criterion's --jobs, the passes scripts/test.sh runs at once)
+ * pick from the same range: a port is also claimed with a file in
+ * $KPERF_TEST_PORTS (default $KPERF_TEST_TMP/ports), made with O_EXCL, so no
+ * two of them are handed the same one in a run.
  */
 static struct sockaddr_in loopback(int port)
 {
@@ -187,12 +188,16 @@ static struct sockaddr_in loopback(int port)
 static int port_claim(int port)
 {
 	const char *tmp = getenv("KPERF_TEST_TMP") ? getenv("KPERF_TEST_TMP") : "/tmp";
+	const char *dir = getenv("KPERF_TEST_PORTS");
 	char path[600];
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/ports", tmp);
+	if (dir && *dir)
+		snprintf(path, sizeof(path), "%s", dir);
+	else
+		snprintf(path, sizeof(path), "%s/ports", tmp);
 	mkdir(path, 0755);
-	snprintf(path, sizeof(path), "%s/ports/%d", tmp, port);
+	snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%d", port);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
 	if (fd < 0)
 		return 0;
