@@ -11,7 +11,7 @@ COLLECT_SHARED   := $(BUILD)/obj/lib/buf.o $(BUILD)/obj/lib/util.o \
                     $(BUILD)/obj/lib/metric_role.o $(BUILD)/obj/lib/command.o \
                     $(BUILD)/obj/lib/jsonw.o $(BUILD)/obj/lib/dtoa.o \
                     $(BUILD)/obj/lib/ingest_decode.o $(BUILD)/obj/lib/decode_ctx.o
-COLLECT_OBJ      := $(COLLECT_SRC:%.c=$(BUILD)/obj/%.o) $(COLLECT_SHARED)
+COLLECT_OBJ      := $(COLLECT_SRC:%.c=$(BUILD)/obj/%.o) $(COLLECT_SHARED) $(BUILD)/obj/gen/kconfig.o
 COLLECT_LIB_OBJ  := $(filter-out $(BUILD)/obj/collectors/main.o,$(COLLECT_OBJ))
 COLLECT_TEST_SRC := $(wildcard tests/collect/*.c)
 COLLECT_TEST_OBJ := $(COLLECT_TEST_SRC:%.c=$(BUILD)/obj/%.o) \
@@ -25,6 +25,15 @@ ifneq ($(COLLECT_ZLIB),)
 $(BUILD)/obj/collectors/host/kernel.o: CFLAGS += -DKPERF_HAVE_ZLIB
 $(BUILD)/obj/tests/collect/test_kernel.o: CFLAGS += -DKPERF_HAVE_ZLIB
 endif
+
+# The kernel config fragments kperf-collect merges (packaging/kernel/), carried in the binary.
+$(BUILD)/gen/kconfig.c: packaging/kernel/kperf.config packaging/kernel/vm.config scripts/gen-kconfig.sh
+	@mkdir -p $(dir $@)
+	scripts/gen-kconfig.sh packaging/kernel/kperf.config packaging/kernel/vm.config > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/gen/kconfig.o: $(BUILD)/gen/kconfig.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
 
 # Workloads: one program per file in collectors/workloads/, none linked
 # into kperf-collect.
@@ -42,6 +51,14 @@ $(BUILD)/readtwice: $(BUILD)/obj/collectors/workloads/readtwice.o
 # The end-to-end tests run the workloads of the same build (scripts/test.sh
 # builds only the test binary for build-asan/), hence the order-only needs.
 $(BUILD)/tests/collect-tests: $(COLLECT_TEST_OBJ) $(COLLECT_LIB_OBJ) | $(WORKLOADS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion -lpq $(COLLECT_LIBS)
+
+# The lab on a real kernel (make test-kernel): its own binary, outside make test.
+KERNEL_TEST_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/kernel/*.c)) \
+                    $(BUILD)/obj/tests/collect/agent_lab.o $(BUILD)/obj/tests/collect/testutil.o \
+                    $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/integration/harness*.c))
+$(BUILD)/tests/kernel-tests: $(KERNEL_TEST_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcriterion -lpq $(COLLECT_LIBS)
 

@@ -37,6 +37,9 @@ static const char usage_text[] =
 	"        --lock-contention: perf lock record -a beside each (perf-lock.*)\n"
 	"  agent --catalogue FILE [--kernel-hook CMD] [--running-cmd CMD] [--state DIR]\n"
 	"      [--idle-exit SECONDS] [--boot-wait SECONDS] [--tree DIR [--inbox URL]...] [--check]\n"
+	"      [--kernel-build DIR [--kernel-config FILE] [--build-jobs N]\n"
+	"       [--vm [--vm-accel kvm|tcg] [--vm-cpus N] [--vm-memory MB] [--vm-icount]\n"
+	"        [--vm-timeout SECONDS] [--qemu PATH] [--busybox PATH]]]\n"
 	"        claim kperfd's jobs for the tests of FILE, switch kernels with CMD SHA RELEASE,\n"
 	"        run each test as `run` does and post its runs naming the job\n"
 	"  flush                 resend spooled runs (safe from cron: takes a lock)\n"
@@ -237,10 +240,50 @@ static int cmd_agent(struct cli *cl)
 			o.inboxes[o.ninboxes++] = v;
 		} else if (!strcmp(a[i], "--check"))
 			o.check = 1;
+		else if ((v = opt_value(cl->nrest, a, &i, "--kernel-build")))
+			o.kernel_build = v;
+		else if ((v = opt_value(cl->nrest, a, &i, "--kernel-config")))
+			o.kernel_config = v;
+		else if ((v = opt_value(cl->nrest, a, &i, "--build-jobs")))
+			o.build_jobs = parse_count("--build-jobs", v, 4096);
+		else if (!strcmp(a[i], "--vm"))
+			o.vm = 1;
+		else if ((v = opt_value(cl->nrest, a, &i, "--vm-accel"))) {
+			if (strcmp(v, "kvm") && strcmp(v, "tcg")) {
+				err_msg("agent: --vm-accel \"%s\": expected kvm or tcg", v);
+				return EXIT_USAGE;
+			}
+			o.vmo.accel = v;
+		} else if ((v = opt_value(cl->nrest, a, &i, "--vm-cpus")))
+			o.vmo.cpus = parse_count("--vm-cpus", v, VM_CPUS_MAX);
+		else if ((v = opt_value(cl->nrest, a, &i, "--vm-memory")))
+			o.vmo.memory_mb = parse_count("--vm-memory", v, VM_MEMORY_MB_MAX);
+		else if (!strcmp(a[i], "--vm-icount"))
+			o.vmo.icount = 1;
+		else if ((v = opt_value(cl->nrest, a, &i, "--vm-timeout")))
+			o.vmo.timeout_s = parse_count("--vm-timeout", v, 86400);
+		else if ((v = opt_value(cl->nrest, a, &i, "--qemu")))
+			o.vmo.qemu = v;
+		else if ((v = opt_value(cl->nrest, a, &i, "--busybox")))
+			o.vmo.busybox = v;
 		else {
 			err_msg("agent: unexpected \"%s\"", a[i]);
 			return EXIT_USAGE;
 		}
+	}
+	if (o.kernel_build && !o.tree) {
+		err_msg("agent: --kernel-build needs --tree DIR, the git tree kernels are built from");
+		return EXIT_USAGE;
+	}
+	if (o.vm && !o.kernel_build) {
+		err_msg("agent: --vm needs --kernel-build DIR, where the kernel it boots is built");
+		return EXIT_USAGE;
+	}
+	if (o.vm) {
+		static char work[4200];
+		snprintf(work, sizeof(work), "%s/vm",
+			 o.state_dir ? o.state_dir : AGENT_DEFAULT_STATE_DIR);
+		o.vmo.workdir = work;
 	}
 	if (!o.catalogue) {
 		err_msg("agent needs --catalogue FILE");

@@ -48,3 +48,7 @@ install-packaging: $(PKG_BUILT)
 	install -m 644 packaging/patroni/patroni.yml.in packaging/patroni/etcd.yml.in \
 		packaging/patroni/pgbackrest.conf.in $(DESTDIR)$(KPERF_DATA)/patroni/
 	install -m 755 packaging/patroni/render.sh $(DESTDIR)$(KPERF_DATA)/patroni/
+	install -D -m 755 packaging/kernel/kperf-kexec $(DESTDIR)$(PREFIX)/lib/kperf/kperf-kexec
+	install -d $(DESTDIR)$(KPERF_DATA)/kernel
+	install -m 644 packaging/kernel/kperf.config packaging/kernel/vm.config \
+		$(DESTDIR)$(KPERF_DATA)/kernel/

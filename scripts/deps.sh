@@ -1,6 +1,7 @@
 #!/bin/sh
 # deps.sh - `make deps`: install what kperf needs from Debian 12 when it is
 # missing (apt-get, as root), or print the exact command and stop.
+# `deps.sh kernel` adds what `make test-kernel` needs (QEMU, a Linux tree).
 # `deps.sh test` adds what `make test` needs: Chromium for the browser tests,
 # a real SMTP server (python3-aiosmtpd), clang for the fuzzers, redis-server,
 # a real public-inbox (the robot's tests serve a local lore with it), and
@@ -20,6 +21,10 @@ pkgs="$pkgs sysbench stress-ng fio redis-tools rt-tests linux-perf"
 # b4: `kperf-collect agent --tree` applies posted series with it.
 pkgs="$pkgs b4"
 [ "${1:-}" = test ] && pkgs="$pkgs redis-server public-inbox"
+# `make test-kernel` and VM labs (kperf-collect agent --kernel-build --vm): a
+# Linux tree, Kbuild's tools, ccache, QEMU and a static busybox for the guest.
+[ "${1:-}" = kernel ] && pkgs="$pkgs linux-source-6.1 qemu-system-x86 busybox-static ccache flex
+bison bc libelf-dev libssl-dev cpio"
 # `make test-ha`: a Patroni cluster (etcd as its store) and pgBackRest backups.
 [ "${1:-}" = test ] && pkgs="$pkgs patroni etcd-server pgbackrest bc"
 

@@ -203,7 +203,7 @@ status=0
 # The sanitizer build first, alone: its lane is the longest. The plain
 # build compiles while that lane's tests wait on servers and timers.
 echo "== build (ASan + UBSan)"
-if timed "build (ASan + UBSan)" make -s -j"$jobs" BUILD=build-asan SANITIZE=address,undefined \
+if timed "build (ASan + UBSan)" make -s -j"$jobs" BUILD=build-asan SANITIZE=address,undefined OPT=-O1 \
 	build-asan/kperfd build-asan/tests/kperf-tests build-asan/kperf-collect \
 	build-asan/tests/collect-tests vendor; then
 	run_lane asan "$@"

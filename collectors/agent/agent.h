@@ -8,6 +8,7 @@
 #define KPERF_AGENT_H
 
 #include "collectors/base/config.h"
+#include "collectors/kernel/vm.h"
 
 #define AGENT_DEFAULT_STATE_DIR "/var/lib/kperf-agent"
 /* The file in the state directory that holds the job being worked on. */
@@ -37,6 +38,11 @@ struct agent_opts {
 	const char *inboxes[AGENT_INBOXES_MAX]; /* where series may come from (--inbox) */
 	int ninboxes;
 	int check;               /* only read the catalogue and print its tests */
+	const char *kernel_build;  /* build dir: each job's commit built from --tree, or NULL */
+	const char *kernel_config; /* the lab's kernel config, or NULL: tinyconfig */
+	long build_jobs;           /* make -j for the kernel; 0: the CPUs */
+	int vm;                    /* boot the built kernel in QEMU, run the test there */
+	struct vm_opts vmo;        /* the guest (--vm-*) */
 };
 
 /*

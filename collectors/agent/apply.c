@@ -118,7 +118,8 @@ static int find_mbx(const char *dir, char *path, size_t cap)
 		return -1;
 	while ((e = readdir(d)))
 		if (strlen(e->d_name) > 4 && !strcmp(e->d_name + strlen(e->d_name) - 4, ".mbx")) {
-			snprintf(path, cap, "%s/%s", dir, e->d_name);
+			if ((size_t)snprintf(path, cap, "%s/%s", dir, e->d_name) >= cap)
+				found++; /* a path cut short: not the one file */
 			found++;
 		}
 	closedir(d);

@@ -21,6 +21,7 @@
 #include "collectors/deliver/rundoc.h"
 #include "collectors/deliver/spool.h"
 #include "collectors/host/knobs.h"
+#include "collectors/kernel/kbuild.h"
 #include "collectors/run/run.h"
 
 /* Bytes of a reason kperfd keeps (its LIMIT_TEXT). */
@@ -208,7 +209,8 @@ static enum work_end kernel_for(struct agent *a, const struct job *j, enum job_p
 
 /* The runs still wanted, each run as `run` makes it, posted naming the job. */
 static enum work_end run_all(struct agent *a, const struct job *j, const struct cat_test *t,
-			const struct running *r, struct lease *l, char *why)
+			const struct running *r, const struct run_vm *vm, struct lease *l,
+			char *why)
 {
 	long k;
 
@@ -233,6 +235,7 @@ static enum work_end run_all(struct agent *a, const struct job *j, const struct 
 		ro.lock_contention = t->lock_contention;
 		ro.quiet = 1;
 		ro.argv = t->argv;
+		ro.vm = vm;
 		ro.between = between;
 		ro.between_arg = l;
 		agent_say("job %ld: run %ld of %ld: test %s, %ld iteration%s", j->id, k + 1, j->runs,
@@ -370,6 +373,40 @@ static enum work_end tree_for(struct agent *a, const struct job *j, char *why, i
 	return END_DONE;
 }
 
+/*
+ * With --kernel-build: the tree's commit built with the lab's config. A
+ * commit that does not build fails its job for good, with the compiler's
+ * error lines: no machine of the same config could do better.
+ */
+static enum work_end build_for(struct agent *a, const struct job *j, struct kbuild_result *kb,
+			       char *why, int *final)
+{
+	struct kbuild_opts ko = {a->o->tree,	    a->o->kernel_build, a->o->kernel_config,
+				 a->o->vm,	    a->o->build_jobs,   0,
+				 1};
+	char text[WHY_SIZE];
+	int rc;
+
+	agent_say("job %ld: building the kernel of %s in %s", j->id,
+		  j->commit[0] ? j->commit : "the tree's HEAD", a->o->kernel_build);
+	rc = kbuild_image(&ko, kb, text, sizeof(text));
+	if (rc == 0) {
+		agent_say("job %ld: built %s in %.0f s%s (config %s)", j->id, kb->release, kb->seconds,
+			  kb->ccache ? " with ccache" : "", kb->config_sha);
+		return END_DONE;
+	}
+	if (rc > 0) {
+		*final = 1;
+		work_because(why, "%s; compiler %s; config %s%s\n%s", text, kb->compiler,
+			     kb->config_sha, a->o->kernel_config ? "" : " (tinyconfig + kperf.config)",
+			     buf_str(&kb->errors));
+	} else {
+		work_because(why, "the kernel could not be built: %s", text);
+	}
+	agent_say("job %ld: %s", j->id, why);
+	return END_FAIL;
+}
+
 enum work_end work_job(struct agent *a, const struct job *j, enum job_phase ph)
 {
 	const struct cat_test *t = catalogue_find(&a->cat, j->suite, j->params);
@@ -377,6 +414,9 @@ enum work_end work_job(struct agent *a, const struct job *j, enum job_phase ph)
 	struct running r;
 	struct lease l;
 	enum work_end e;
+	struct kbuild_result kb;
+	struct run_vm rv = {0};
+	char config[4200];
 	int final = 0;
 
 	if (!t) {
@@ -396,17 +436,40 @@ enum work_end work_job(struct agent *a, const struct job *j, enum job_phase ph)
 		work_give_back(a, j);
 		return END_FATAL;
 	}
+	kbuild_result_init(&kb);
 	e = ph == JOB_CLAIMED && a->o->tree ? tree_for(a, j, why, &final) : END_DONE;
-	if (e == END_DONE)
+	/* a job resumed after a kexec runs on the kernel built before it */
+	if (e == END_DONE && a->o->kernel_build && (a->o->vm || ph == JOB_CLAIMED))
+		e = build_for(a, j, &kb, why, &final);
+	if (e == END_DONE && a->o->vm) {
+		memset(&r, 0, sizeof(r));
+		snprintf(r.sha, sizeof(r.sha), "%s", j->commit);
+		snprintf(r.release, sizeof(r.release), "%s", kb.release);
+		r.release_given = 1;
+		snprintf(config, sizeof(config), "%s/.config", a->o->kernel_build);
+		rv.opts = &a->o->vmo;
+		rv.image = kb.image;
+		rv.config_path = config;
+		rv.config_sha = kb.config_sha;
+		rv.compiler = kb.compiler;
+	} else if (e == END_DONE) {
+		if (kb.image[0]) { /* for the hook: packaging/kernel/kperf-kexec */
+			setenv("KPERF_KERNEL_IMAGE", kb.image, 1);
+			setenv("KPERF_KERNEL_RELEASE", kb.release, 1);
+			setenv("KPERF_KERNEL_BUILD", a->o->kernel_build, 1);
+			setenv("KPERF_KERNEL_TREE", a->o->tree, 1);
+		}
 		e = kernel_for(a, j, ph, &l, &r, why);
+	}
 	if (e == END_DONE) {
-		if (!variant_fits(j, t, why))
+		if (!a->o->vm && !variant_fits(j, t, why))
 			e = END_FAIL;
 		else if (jobfile_save(&a->state, j, JOB_RUNNING))
 			e = END_FATAL;
 		else
-			e = run_all(a, j, t, &r, &l, why);
+			e = run_all(a, j, t, &r, a->o->vm ? &rv : NULL, &l, why);
 	}
+	kbuild_result_release(&kb);
 	lease_stop(&l); /* before fail and release: no heartbeat crosses them */
 	switch (e) {
 	case END_DONE:

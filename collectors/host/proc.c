@@ -24,12 +24,21 @@ json_t *proc_kv_read(const char *path)
 {
 	size_t len;
 	char *text = read_file(path, PROC_FILE_MAX, &len);
+	json_t *out;
+
+	if (!text)
+		return NULL;
+	out = proc_kv_parse(text, len);
+	free(text);
+	return out;
+}
+
+json_t *proc_kv_parse(const char *text, size_t len)
+{
 	struct lines it;
 	json_t *out;
 	char *line;
 
-	if (!text)
-		return NULL;
 	out = json_object();
 	lines_init(&it, text, len);
 	while ((line = lines_next(&it))) {
@@ -47,7 +56,6 @@ json_t *proc_kv_read(const char *path)
 			json_object_set_new(out, f[0], json_real(v));
 	}
 	lines_release(&it);
-	free(text);
 	return out;
 }
 
@@ -112,17 +120,23 @@ void snapshot_take(struct snapshot *s)
 	buf_reset(&p);
 	buf_printf(&p, "%s/lock_stat", root_proc());
 	text = read_file(buf_str(&p), PROC_FILE_MAX, &len);
-	if (text) {
-		char msg[128];
-		s->lockstat = json_object();
-		if (lockstat_read(text, len, s->lockstat, msg, sizeof(msg))) {
-			json_decref(s->lockstat);
-			s->lockstat = NULL;
-		}
-		free(text);
-	}
+	if (text)
+		s->lockstat = snapshot_lockstat(text, len);
+	free(text);
 	free(memcg);
 	buf_release(&p);
+}
+
+json_t *snapshot_lockstat(const char *text, size_t len)
+{
+	json_t *ls = json_object();
+	char msg[128];
+
+	if (lockstat_read(text, len, ls, msg, sizeof(msg))) {
+		json_decref(ls);
+		return NULL;
+	}
+	return ls;
 }
 
 void snapshot_release(struct snapshot *s)

@@ -35,6 +35,10 @@ void snapshot_delta(const struct snapshot *before, const struct snapshot *after,
  * (meminfo) into a new object, or NULL when the file cannot be read.
  */
 json_t *proc_kv_read(const char *path);
+/* The same from a file's text. */
+json_t *proc_kv_parse(const char *text, size_t len);
+/* /proc/lock_stat's text as a snapshot's lockstat, or NULL when it is not one. */
+json_t *snapshot_lockstat(const char *text, size_t len);
 
 /* The memory.stat of the cgroup this process runs in (malloc'd), or NULL. */
 char *memcg_stat_path(void);

@@ -19,6 +19,7 @@
 #include "collectors/base/cutil.h"
 #include "collectors/parse/metrics.h"
 #include "collectors/parse/parse.h"
+#include "collectors/host/kernel.h"
 #include "collectors/host/perfmon.h"
 #include "collectors/host/proc.h"
 #include "collectors/base/progress.h"
@@ -219,6 +220,71 @@ static void say_iteration(const struct run_opts *o, long i, double t, json_t *m,
  * output into output, its seconds into *t. Returns its exit status, or -1
  * with a message when it cannot be run.
  */
+/* One iteration in a guest: its output, its counters and its exit status;
+ * a guest that failed says why in the output, status 125. */
+static int measure_in_vm(const struct run_opts *o, long i, struct buf *output, json_t *metrics,
+			 double *t, char *release, size_t releasesz)
+{
+	struct vm_iteration it;
+	char why[1024];
+	int st;
+
+	vm_iteration_init(&it);
+	if (vm_run(o->vm->opts, o->vm->image, o->argv, &it, why, sizeof(why))) {
+		err_msg("iteration %ld: %s", i, why);
+		buf_printf(output, "%s\n", why);
+		vm_iteration_release(&it);
+		return 125;
+	}
+	*t = it.seconds;
+	buf_append(output, it.output.data ? it.output.data : "", it.output.len);
+	snapshot_delta(&it.before, &it.after, metrics);
+	if (it.release[0])
+		snprintf(release, releasesz, "%s", it.release);
+	st = it.status;
+	vm_iteration_release(&it);
+	return st;
+}
+
+/* What a guest's run says of itself: the kernel's config and the guest's
+ * shape in the environment; its variant is the test's own and the VM's
+ * shape, never this machine's knobs. */
+static void describe_vm(json_t *doc, const struct run_opts *o, const char *release)
+{
+	json_t *env = json_object_get(doc, "environment"), *kernel = json_object_get(doc, "kernel");
+	json_t *variant = json_object();
+	struct vm_shape s;
+	char shape[96], n[32];
+	size_t len;
+	char *text = read_file(o->vm->config_path, 1u << 22, &len);
+
+	vm_shape_of(o->vm->opts, &s);
+	vm_shape_text(&s, shape, sizeof(shape));
+	if (o->meta.variant)
+		json_object_update(variant, o->meta.variant);
+	json_object_set_new(variant, "vm", json_string(shape));
+	json_object_set_new(doc, "variant", variant);
+	json_object_set_new(env, "vm.accel", json_string(s.accel));
+	snprintf(n, sizeof(n), "%ld", s.cpus);
+	json_object_set_new(env, "vm.cpus", json_string(n));
+	snprintf(n, sizeof(n), "%ld", s.memory_mb);
+	json_object_set_new(env, "vm.memory_mb", json_string(n));
+	json_object_set_new(env, "vm.icount", json_string(s.icount ? "yes" : "no"));
+	if (o->vm->config_sha)
+		json_object_set_new(env, "kernel.config_sha", json_string(o->vm->config_sha));
+	if (o->vm->compiler && *o->vm->compiler)
+		json_object_set_new(env, "kernel.compiler", json_string(o->vm->compiler));
+	json_object_del(kernel, "cmdline");
+	if (text) {
+		json_object_set_new(kernel, "config", kernel_config_parse(text, len));
+		free(text);
+	} else {
+		json_object_del(kernel, "config");
+	}
+	if (release[0] && !o->meta.release)
+		json_object_set_new(kernel, "release", json_string(release));
+}
+
 static int measure_once(const struct run_opts *o, long i, const char *what, struct perfmon *pm,
 			struct buf *output, json_t *metrics, double *t)
 {
@@ -337,11 +403,15 @@ json_t *run_measure(const struct collect_config *c, const struct run_opts *o, in
 	struct perfmon pm;
 	double t0 = mono();
 	int status = 0, unavailable = 0, stopped = 0;
-	char err[1024];
+	char err[1024], release[128] = "";
 
 	*st_out = EXIT_USAGE;
 	if (choose_parser(o, &p))
 		return NULL;
+	if (o->vm && (o->profile || o->lock_contention)) {
+		err_msg("profile and lock_contention record this machine, not a guest: not with a VM");
+		return NULL;
+	}
 	if (perfmon_init(&pm, &po, err, sizeof(err))) {
 		err_msg("%s", err);
 		perfmon_release(&pm);
@@ -375,7 +445,8 @@ json_t *run_measure(const struct collect_config *c, const struct run_opts *o, in
 			unavailable = 1;
 			break;
 		}
-		st = measure_once(o, i + 1, what, &pm, &output, metrics, &t);
+		st = o->vm ? measure_in_vm(o, i + 1, &output, metrics, &t, release, sizeof(release))
+			   : measure_once(o, i + 1, what, &pm, &output, metrics, &t);
 		if (st == -1) {
 			status = 127;
 			break;
@@ -411,6 +482,8 @@ json_t *run_measure(const struct collect_config *c, const struct run_opts *o, in
 		return NULL;
 	}
 	perfmon_environment(&pm, json_object_get(doc, "environment"));
+	if (o->vm)
+		describe_vm(doc, o, release);
 	perfmon_release(&pm);
 	describe_run(doc, o, mono() - t0, status, &tail);
 	buf_release(&output);

@@ -11,6 +11,7 @@
 
 #include "collectors/base/config.h"
 #include "collectors/deliver/rundoc.h"
+#include "collectors/kernel/vm.h"
 
 /* Exit status when the run could be neither posted nor spooled (EX_TEMPFAIL). */
 #define EXIT_LOST 75
@@ -20,6 +21,16 @@
 #define EXIT_USAGE 64
 /* Exit status when a monitor asked for cannot record here (EX_UNAVAILABLE). */
 #define EXIT_UNAVAILABLE 69
+
+/* A run in a QEMU guest: every iteration boots image and runs the command
+ * there (vm.h); the guest's counters replace this machine's. */
+struct run_vm {
+	const struct vm_opts *opts;
+	const char *image;       /* the bzImage */
+	const char *config_path; /* its .config: the run's kernel.config */
+	const char *config_sha;  /* names that config in the run's environment */
+	const char *compiler;    /* `gcc --version`'s first line */
+};
 
 struct run_opts {
 	struct run_meta meta;
@@ -32,6 +43,7 @@ struct run_opts {
 	const char *perf;      /* the perf to run (--perf), or NULL: $PERF, then a search */
 	const char *keep_perf; /* keep perf.data and reports in this directory, or NULL */
 	char **argv;           /* the command, NULL-terminated */
+	const struct run_vm *vm; /* NULL: the command runs here */
 	/*
 	 * Asked after every iteration but the last (may be NULL): nonzero ends
 	 * the run there, undelivered (RUN_STOPPED). The agent's SIGTERM and

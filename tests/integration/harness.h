@@ -138,6 +138,8 @@ json_t *harness_get_json(const struct kperfd *k, const char *path, long want);
 /* A database connection to k's database, and a one-value query helper. */
 PGconn *harness_db(const struct kperfd *k);
 long harness_count(const struct kperfd *k, const char *sql);
+/* harness_count keeps its connection between calls; this closes it. */
+void harness_count_close(void);
 /* The same with text parameters $1..$n. */
 long harness_count_params(const struct kperfd *k, const char *sql, int n,
 			  const char *const *params);

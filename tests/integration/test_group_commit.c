@@ -220,7 +220,7 @@ Test(group_commit, migration_005_moves_older_samples_into_their_months, .timeout
 			exec_ok(c, "CREATE TABLE schema_migrations (version integer PRIMARY KEY,"
 				   " name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())");
 		{
-			char version[8];
+			char version[16];
 			const char *params[2] = {version, files[i] + 4};
 			PGresult *res;
 			snprintf(version, sizeof(version), "%d", i + 1);

@@ -264,7 +264,7 @@ Test(readcache, concurrent_readers_on_a_cache_that_keeps_evicting)
 	kperfd_start(&K, cl.pg);
 	kperfd_env(NULL);
 	for (int c = 0; c < 5; c++) {
-		char body[1024], id[16], sha[41];
+		char body[1024], id[16], sha[64];
 		struct resp p;
 
 		snprintf(id, sizeof(id), "rcc-%d", c);

@@ -357,7 +357,7 @@ Test(regress, a_series_name_with_slashes)
 
 Test(regress, change_points_in_a_trend)
 {
-	char sha[41], parent[41];
+	char sha[64], parent[64];
 	json_t *j, *series, *cps;
 	/* 12 commits in a chain, 3 runs each; a 5% step at commit 6 in 1% noise */
 	static const double noise[3] = {-0.01, 0.0, 0.01};
