@@ -147,10 +147,10 @@ static json_t *claim_body(struct agent *a, const struct running *r, json_t *offe
 	json_object_set_new(running, "commit", r->sha[0] ? json_string(r->sha) : json_null());
 	json_object_set_new(running, "release",
 			    r->release[0] ? json_string(r->release) : json_null());
-	/* without a kernel hook it can run only jobs on the kernel it runs */
+	/* without a kernel hook (or a VM to boot) it can run only jobs on the kernel it runs */
 	/* with a git tree it also takes jobs whose kernel is a posted series */
 	return json_pack("{s:s,s:o,s:O,s:I,s:b,s:b}", "machine", a->machine, "running", running,
-			 "tests", offer, "wait_s", (json_int_t)wait_s, "switch", a->hook != NULL,
+			 "tests", offer, "wait_s", (json_int_t)wait_s, "switch", a->hook != NULL || a->o->vm,
 			 "tree", a->o->tree != NULL);
 }
 

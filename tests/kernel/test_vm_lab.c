@@ -10,6 +10,7 @@
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,6 +140,13 @@ Test(vm_lab, builds_boots_and_measures_each_commit_and_reports_a_build_failure)
 				      "3600", NULL};
 		agent_start(&ap, &l, "vm-lab", more);
 	}
+
+	snprintf(text, sizeof(text),
+		 "[{\"sha\":\"%s\",\"subject\":\"Linux 6.1\"},"
+		 "{\"sha\":\"%s\",\"parent\":\"%s\",\"subject\":\"mm/swap: spin\"},"
+		 "{\"sha\":\"%s\",\"parent\":\"%s\",\"subject\":\"mm/swap: broken\"}]",
+		 base, slow, base, broken, base);
+	cr_assert_eq(call("POST", "/api/v1/commits", TOKEN_COLLECTOR, text, NULL), 201);
 
 	/* the base: built, booted three times, measured in the guest */
 	t0 = now_s();

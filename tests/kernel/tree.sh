@@ -18,7 +18,9 @@ if ! git -C "$cache/linux" rev-parse -q --verify refs/tags/kperf-base >/dev/null
 	mv "$cache/linux.tmp"/linux-source-6.1 "$cache/linux"
 	rmdir "$cache/linux.tmp"
 	cd "$cache/linux"
-	# the first block: from the top up to its first blank line
+	# Debian's tarball ends its .gitignore with a block that ignores the whole
+	# top level ("/*", "!/debian/"): it goes before the first commit
+	sed -i '/^# Debian packaging/,/^!\/debian\/$/d' .gitignore
 	git init -q -b master
 	git config user.name "kperf lab"
 	git config user.email "lab@kperf.test"
