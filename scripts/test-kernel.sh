@@ -38,6 +38,21 @@ export CCACHE_DIR="$cache/ccache"
 status=0
 build/tests/kernel-tests --jobs 1 --verbose "$@" 2>&1 | tee "$tmp/kernel.out" || status=1
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
+# a bare-metal lab's switch, up to the kexec: the last image built, installed
+# into a scratch /boot by packaging/kernel/kperf-kexec (KPERF_KEXEC=no)
+rel=$(cat "$cache/build/include/config/kernel.release" 2>/dev/null || true)
+if [ -n "$rel" ] && out=$(KPERF_KERNEL_IMAGE="$cache/build/arch/x86/boot/bzImage" \
+	KPERF_KERNEL_RELEASE="$rel" KPERF_KERNEL_BUILD="$cache/build" KPERF_KERNEL_TREE="$cache/linux" \
+	KPERF_BOOT_DIR="$tmp/boot" KPERF_KEXEC=no packaging/kernel/kperf-kexec "$slow" "" 2>&1) &&
+	cmp -s "$cache/build/arch/x86/boot/bzImage" "$tmp/boot/vmlinuz-$rel" &&
+	cmp -s "$cache/build/.config" "$tmp/boot/config-$rel" &&
+	[ -s "$tmp/boot/System.map-$rel" ] &&
+	echo "$out" | grep -q "not loaded (KPERF_KEXEC=no): kexec -l $tmp/boot/vmlinuz-$rel --reuse-cmdline"; then
+	echo "kperf-kexec: installed $rel into a scratch /boot: ok"
+else
+	echo "kperf-kexec: the install of '$rel' failed: $out" >&2
+	status=1
+fi
 grep -h -E '^vm_lab: ' "$tmp/kernel.out" || true
 for f in "$tmp"/*/agent-*.log; do
 	[ -f "$f" ] && { echo "== $f (end)"; tail -n 30 "$f"; }

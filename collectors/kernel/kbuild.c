@@ -85,7 +85,14 @@ static int run(const char *const *argv, const char *dir, long timeout_s, int qui
 	return st;
 }
 
-int kbuild_error_lines(const char *output, size_t len, struct buf *out)
+/* line without a leading strip */
+static const char *stripped(const char *line, const char *strip)
+{
+	size_t n = strip ? strlen(strip) : 0;
+	return n && !strncmp(line, strip, n) ? line + n : line;
+}
+
+int kbuild_error_lines(const char *output, size_t len, const char *strip, struct buf *out)
 {
 	struct lines it;
 	char *line, *prev = NULL;
@@ -97,10 +104,10 @@ int kbuild_error_lines(const char *output, size_t len, struct buf *out)
 			  strstr(line, "undefined reference to ");
 		if (err) {
 			if (prev && strstr(prev, ": In function ") && n + 1 < KBUILD_ERROR_LINES_MAX) {
-				buf_printf(out, "%s\n", prev);
+				buf_printf(out, "%s\n", stripped(prev, strip));
 				n++;
 			}
-			buf_printf(out, "%s\n", line);
+			buf_printf(out, "%s\n", stripped(line, strip));
 			n++;
 		}
 		free(prev);
@@ -109,6 +116,22 @@ int kbuild_error_lines(const char *output, size_t len, struct buf *out)
 	free(prev);
 	lines_release(&it);
 	return n;
+}
+
+/* The first error line of lines (not an "In function" one), into out. */
+static void first_error(const char *lines, char *out, size_t outsz)
+{
+	const char *p = lines;
+
+	while (*p) {
+		size_t n = strcspn(p, "\n");
+		if (memmem(p, n, "error: ", 7) || memmem(p, n, "undefined reference", 19)) {
+			snprintf(out, outsz, "%.*s", (int)n, p);
+			return;
+		}
+		p += n + (p[n] == '\n');
+	}
+	snprintf(out, outsz, "no compiler error line");
 }
 
 /* The inputs of the build directory's config, as one text: when it changes
@@ -280,11 +303,14 @@ int kbuild_image(const struct kbuild_opts *o, struct kbuild_result *r, char *why
 			buf_release(&log);
 			return -1;
 		}
-		kbuild_error_lines(buf_str(&log), log.len, &r->errors);
-		snprintf(why, whysz, "does not build: make bzImage exited with status %d: %.*s", st,
-			 (int)strcspn(r->errors.len ? buf_str(&r->errors) : "no compiler error line",
-				      "\n"),
-			 r->errors.len ? buf_str(&r->errors) : "no compiler error line");
+		{
+			char strip[4200], first[600];
+			snprintf(strip, sizeof(strip), "%s/", o->tree);
+			kbuild_error_lines(buf_str(&log), log.len, strip, &r->errors);
+			first_error(buf_str(&r->errors), first, sizeof(first));
+			snprintf(why, whysz, "does not build: make bzImage exited with status %d: %s",
+				 st, first);
+		}
 		buf_release(&log);
 		return 1;
 	}

@@ -62,8 +62,10 @@ int kbuild_image(const struct kbuild_opts *o, struct kbuild_result *r, char *why
  * The lines of make's output that say why a build failed: the compiler's
  * "file:line:col: error: ..." lines and the "In function" lines before
  * them, and the linker's "undefined reference" lines; at most
- * KBUILD_ERROR_LINES_MAX, in order, appended to out. Returns how many.
+ * KBUILD_ERROR_LINES_MAX, in order, appended to out, each without a leading
+ * strip (the tree's path and '/', so that files read "mm/swap.c"; NULL:
+ * as they are). Returns how many.
  */
-int kbuild_error_lines(const char *output, size_t len, struct buf *out);
+int kbuild_error_lines(const char *output, size_t len, const char *strip, struct buf *out);
 
 #endif
