@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "collectors/base/cutil.h"
 #include "collectors/base/runcmd.h"
 #include "collectors/kernel/kbuild.h"
 #include "lib/banned.h"
+#include "lib/util.h"
 
 void kbuild_result_init(struct kbuild_result *r)
 {
@@ -25,13 +25,6 @@ void kbuild_result_release(struct kbuild_result *r)
 {
 	buf_release(&r->errors);
 	buf_release(&r->tail);
-}
-
-static double mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* Whether prog is an executable in $PATH. */
@@ -260,7 +253,7 @@ int kbuild_image(const struct kbuild_opts *o, struct kbuild_result *r, char *why
 	struct buf log = BUF_INIT;
 	char *inputs, *old;
 	size_t len;
-	double t0 = mono();
+	double t0 = (double)now_us() / 1e6;
 	int st, to = 0;
 
 	if (mkdir(o->out, 0755) && errno != EEXIST) {
@@ -289,7 +282,7 @@ int kbuild_image(const struct kbuild_opts *o, struct kbuild_result *r, char *why
 		st = run(argv, o->tree, o->timeout_s > 0 ? o->timeout_s : KBUILD_TIMEOUT_S, o->quiet,
 			 &log, &to);
 	}
-	r->seconds = mono() - t0;
+	r->seconds = (double)now_us() / 1e6 - t0;
 	{
 		const char *argv[] = {"gcc", "--version", NULL};
 		first_line(argv, o->tree, r->compiler, sizeof(r->compiler));

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "collectors/base/cutil.h"
@@ -277,13 +276,6 @@ out:
 	return rc;
 }
 
-static double mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* The last line of text holding needle, into out. */
 static void line_with(const char *text, size_t len, const char *needle, char *out, size_t outsz)
 {
@@ -353,9 +345,9 @@ int vm_run(const struct vm_opts *o, const char *image, char *const *argv,
 	rc.keep_tail = 1;
 	rc.timeout_ms = (o->timeout_s > 0 ? o->timeout_s : VM_DEFAULT_TIMEOUT_S) * 1000;
 	rc.new_group = 1;
-	t0 = mono();
+	t0 = (double)now_us() / 1e6;
 	st = runcmd_run(&rc);
-	it->seconds = mono() - t0;
+	it->seconds = (double)now_us() / 1e6 - t0;
 	snprintf(it->serial_log, sizeof(it->serial_log), "%s/serial.log", o->workdir);
 	if (write_file_atomic(it->serial_log, buf_str(&serial), serial.len))
 		it->serial_log[0] = '\0';
