@@ -70,9 +70,17 @@ static const char SQL_JOBS_AT[] =
 	" string_agg(DISTINCT failures->-1->>'reason', '; ') FILTER (WHERE state = 'failed')"
 	" FROM job WHERE bisection_id = $1::bigint AND commit_id = $2::bigint";
 
+/*
+ * A job for the runs of commit $1 still wanted ($5 in all, $7 read by this
+ * pass): counted in the run table now too, since a job may have ended, its
+ * runs committed, after this pass read them.
+ */
 static const char SQL_JOB[] =
-	"SELECT kperf_job_add($1::bigint, $2::bigint, $3::bigint, $4::bigint, $5::int, 'bisect',"
-	" 'bisection ' || $6, p_bisection => $6::bigint)";
+	"SELECT kperf_job_add($1::bigint, $2::bigint, $3::bigint, $4::bigint,"
+	" $5::int - greatest($7::int, n)::int, 'bisect', 'bisection ' || $6, p_bisection => $6::bigint)"
+	" FROM (SELECT count(*) AS n FROM run r WHERE r.commit_id = $1::bigint"
+	"  AND r.machine_id = $2::bigint AND r.test_id = $3::bigint AND r.variant_id = $4::bigint"
+	"  AND r.valid) c WHERE greatest($7::int, n) < $5::int";
 
 static const char SQL_END[] =
 	"UPDATE bisection SET state = $2, reason = $3, first_bad_commit_id = $4::bigint,"
@@ -281,19 +289,21 @@ static int end(PGconn *c, const struct state *s, const char *st, const char *rea
 	return 0;
 }
 
-/* Queue runs of commit for the bisection unless some are on their way.
- * 1 queued or waiting, 0 when its jobs failed (reason set), -1 error. */
-static int want_runs(PGconn *c, const struct state *s, long commit, long runs, char *reason,
-		     size_t cap)
+/* Queue runs of commit for the bisection (want in all, have of them read)
+ * unless some are on their way. 1 queued or waiting, 0 when its jobs failed
+ * (reason set), -1 error. */
+static int want_runs(PGconn *c, const struct state *s, long commit, long want, long have,
+		     char *reason, size_t cap)
 {
-	char cid[24], n[24];
+	char cid[24], n[24], h[24];
 	const char *pa[2] = {s->id, cid};
-	const char *pj[6] = {cid, s->machine, s->test, s->variant, n, s->id};
+	const char *pj[7] = {cid, s->machine, s->test, s->variant, n, s->id, h};
 	PGresult *r;
 	int rc = 1;
 
 	snprintf(cid, sizeof(cid), "%ld", commit);
-	snprintf(n, sizeof(n), "%ld", runs);
+	snprintf(n, sizeof(n), "%ld", want);
+	snprintf(h, sizeof(h), "%ld", have);
 	r = db_exec(c, SQL_JOBS_AT, 2, pa);
 	if (!db_ok(r)) {
 		db_log_error("reading a bisection's jobs", c, r);
@@ -307,7 +317,7 @@ static int want_runs(PGconn *c, const struct state *s, long commit, long runs, c
 			 PQgetisnull(r, 0, 2) ? "jobs cancelled" : PQgetvalue(r, 0, 2));
 		rc = 0;
 	} else {
-		rc = db_do(c, SQL_JOB, 6, pj) ? -1 : 1;
+		rc = db_do(c, SQL_JOB, 7, pj) ? -1 : 1;
 	}
 	PQclear(r);
 	return rc;
@@ -365,7 +375,7 @@ static int advance(PGconn *c, struct state *s, const char *chain_text)
 		int w;
 
 		if ((long)m->nruns < want) {
-			w = want_runs(c, s, s->chain[mid], want - (long)m->nruns, reason, sizeof(reason));
+			w = want_runs(c, s, s->chain[mid], want, (long)m->nruns, reason, sizeof(reason));
 			if (w < 0)
 				goto fail;
 			free(unclear);
