@@ -65,32 +65,24 @@ static json_t *job_end(long id, struct agent_proc *ap)
 /* The runs of job id as documents (GET /api/v1/runs/ID for each). */
 static json_t *job_run_docs(long id)
 {
-	char sql[256], path[256];
+	char ids[24], path[256];
+	const char *p[1] = {ids};
 	json_t *out = json_array();
-	long n;
+	PGconn *c = harness_db(&lab_kperfd);
+	PGresult *r;
 
-	snprintf(sql, sizeof(sql), "SELECT count(*) FROM job_run WHERE job_id = %ld", id);
-	n = harness_count(&lab_kperfd, sql);
-	for (long i = 0; i < n; i++) {
-		char *rid;
-		PGconn *c;
-		PGresult *r;
-		char conn[1200];
-		snprintf(conn, sizeof(conn), "%s", lab_kperfd.conninfo);
-		c = PQconnectdb(conn);
-		snprintf(sql, sizeof(sql),
+	snprintf(ids, sizeof(ids), "%ld", id);
+	r = PQexecParams(c,
 			 "SELECT r.run_id FROM job_run jr JOIN run r ON r.id = jr.run_id"
-			 " WHERE jr.job_id = %ld ORDER BY r.id OFFSET %ld LIMIT 1",
-			 id, i);
-		r = PQexec(c, sql);
-		cr_assert_eq(PQresultStatus(r), PGRES_TUPLES_OK, "%s", PQerrorMessage(c));
-		rid = strdup(PQgetvalue(r, 0, 0));
-		PQclear(r);
-		PQfinish(c);
-		snprintf(path, sizeof(path), "/api/v1/runs/%s", rid);
+			 " WHERE jr.job_id = $1::bigint ORDER BY r.id",
+			 1, NULL, p, NULL, NULL, 0);
+	cr_assert_eq(PQresultStatus(r), PGRES_TUPLES_OK, "%s", PQerrorMessage(c));
+	for (int i = 0; i < PQntuples(r); i++) {
+		snprintf(path, sizeof(path), "/api/v1/runs/%s", PQgetvalue(r, i, 0));
 		json_array_append_new(out, harness_get_json(&lab_kperfd, path, 200));
-		free(rid);
 	}
+	PQclear(r);
+	PQfinish(c);
 	return out;
 }
 
