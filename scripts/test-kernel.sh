@@ -40,7 +40,10 @@ build/tests/kernel-tests --jobs 1 --verbose "$@" 2>&1 | tee "$tmp/kernel.out" ||
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 # a bare-metal lab's switch, up to the kexec: the last image built, installed
 # into a scratch /boot by packaging/kernel/kperf-kexec (KPERF_KEXEC=no)
-rel=$(cat "$cache/build/include/config/kernel.release" 2>/dev/null || true)
+# (its release read from the image: a failed build after it leaves another
+# in include/config/kernel.release)
+rel=$(strings -n 8 "$cache/build/arch/x86/boot/bzImage" 2>/dev/null |
+	grep -m1 -oE '^[0-9]+\.[0-9]+\.[0-9]+-g[0-9a-f]{12}' || true)
 if [ -n "$rel" ] && out=$(KPERF_KERNEL_IMAGE="$cache/build/arch/x86/boot/bzImage" \
 	KPERF_KERNEL_RELEASE="$rel" KPERF_KERNEL_BUILD="$cache/build" KPERF_KERNEL_TREE="$cache/linux" \
 	KPERF_BOOT_DIR="$tmp/boot" KPERF_KEXEC=no packaging/kernel/kperf-kexec "$slow" "" 2>&1) &&

@@ -62,6 +62,17 @@ static json_t *job_end(long id, struct agent_proc *ap)
 	}
 }
 
+/* Queue one run of the catalogue's test on commit sha; the job once it ended. */
+static json_t *job_for(const char *sha, struct agent_proc *ap, long *id)
+{
+	char q[512];
+
+	snprintf(q, sizeof(q), "{\"commit\":\"%s\",\"suite\":\"readtwice\","
+		 "\"params\":{\"procs\":\"1\",\"size-mb\":\"64\"},\"runs\":1}", sha);
+	*id = queue(q);
+	return job_end(*id, ap);
+}
+
 /* The runs of job id as documents (GET /api/v1/runs/ID for each). */
 static json_t *job_run_docs(long id)
 {
@@ -110,7 +121,7 @@ Test(vm_lab, builds_boots_and_measures_each_commit_and_reports_a_build_failure)
 	const char *base = env_or_fail("KPERF_KERNEL_BASE");
 	const char *slow = env_or_fail("KPERF_KERNEL_SLOW");
 	const char *broken = env_or_fail("KPERF_KERNEL_BROKEN");
-	char tree[4200], build[4200], text[8192], q[512], rel[64];
+	char tree[4200], build[4200], text[8192], rel[64];
 	struct agent_proc ap;
 	struct lab l;
 	json_t *j, *docs, *d;
@@ -142,10 +153,7 @@ Test(vm_lab, builds_boots_and_measures_each_commit_and_reports_a_build_failure)
 
 	/* the base: built, booted three times, measured in the guest */
 	t0 = now_s();
-	snprintf(q, sizeof(q), "{\"commit\":\"%s\",\"suite\":\"readtwice\","
-		 "\"params\":{\"procs\":\"1\",\"size-mb\":\"64\"},\"runs\":1}", base);
-	id = queue(q);
-	j = job_end(id, &ap);
+	j = job_for(base, &ap, &id);
 	cr_assert_str_eq(job_str(j, "state"), "done", "%s", json_dumps(j, 0));
 	json_decref(j);
 	fprintf(stderr, "vm_lab: base built, booted and measured in %.0f s\n", now_s() - t0);
@@ -176,10 +184,7 @@ Test(vm_lab, builds_boots_and_measures_each_commit_and_reports_a_build_failure)
 	json_decref(docs);
 
 	/* patch: folio_mark_accessed() made slower */
-	snprintf(q, sizeof(q), "{\"commit\":\"%s\",\"suite\":\"readtwice\","
-		 "\"params\":{\"procs\":\"1\",\"size-mb\":\"64\"},\"runs\":1}", slow);
-	id = queue(q);
-	j = job_end(id, &ap);
+	j = job_for(slow, &ap, &id);
 	cr_assert_str_eq(job_str(j, "state"), "done", "%s", json_dumps(j, 0));
 	json_decref(j);
 	docs = job_run_docs(id);
@@ -191,10 +196,7 @@ Test(vm_lab, builds_boots_and_measures_each_commit_and_reports_a_build_failure)
 	cr_assert_lt(tslow, tbase * 0.97, "base %.1f, slow %.1f", tbase, tslow);
 
 	/* a commit that does not compile: failed with the compiler's words */
-	snprintf(q, sizeof(q), "{\"commit\":\"%s\",\"suite\":\"readtwice\","
-		 "\"params\":{\"procs\":\"1\",\"size-mb\":\"64\"},\"runs\":1}", broken);
-	id = queue(q);
-	j = job_end(id, &ap);
+	j = job_for(broken, &ap, &id);
 	cr_assert_str_eq(job_str(j, "state"), "failed", "%s", json_dumps(j, 0));
 	{
 		const char *why = json_string_value(json_object_get(
