@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -118,6 +119,7 @@ void agent_start(struct agent_proc *ap, struct lab *l, const char *machine, cons
 		fd = open(ap->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
 		dup2(fd, 1);
 		dup2(fd, 2);
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* no agent outlives a failed test */
 		setenv("KPERF_COLLECT_CONFIG", "/dev/null", 1);
 		unsetenv("KPERF_SERVER");
 		unsetenv("KPERF_TOKEN");

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -187,6 +188,7 @@ void robot_lab_start_from(struct robot_agent *ap, const char *inbox)
 		fd = open(ap->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
 		dup2(fd, 1);
 		dup2(fd, 2);
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* no agent outlives a failed test */
 		setenv("KPERF_COLLECT_CONFIG", "/dev/null", 1);
 		snprintf(home, sizeof(home), "%s/home", robot_w);
 		setenv("HOME", home, 1); /* b4's cache and the git identity of the lore */

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -63,7 +64,11 @@ static void spawn(struct kperfd *k)
 	cr_assert_neq(k->pid, -1);
 	if (k->pid == 0) {
 		int fd = open(k->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		/* nothing of the runner's output is held open, and a test that
+		 * fails before kperfd_stop leaves no kperfd behind */
+		dup2(fd, 1);
 		dup2(fd, 2);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		setenv("KPERF_DATABASE_URL", k->conninfo, 1);
 		setenv("KPERF_BOOTSTRAP_TOKEN", TOKEN_COLLECTOR, 1);
 		setenv("KPERF_BOOTSTRAP_ADMIN_TOKEN", TOKEN_ADMIN, 1);
