@@ -25,7 +25,8 @@ struct reply;
 /* POST /api/v1/jobs/ID/applied, the lease checked: {"commits": [sha...]},
  * the commits the lab made from the job's series, patch 1 first; answered. */
 void jobs_applied(PGconn *c, struct reply *rp, const char *id, json_t *body);
-/* A series job failed with reason: "does not apply ..." marks its series. 0 or -1. */
+/* A series job failed with reason: "does not apply ..." or "does not build ..."
+ * marks its series does_not_apply or does_not_build. 0 or -1. */
 int jobs_failed_series(PGconn *c, const char *id, const char *reason);
 
 #endif

@@ -113,12 +113,18 @@ out:
 
 int jobs_failed_series(PGconn *c, const char *id, const char *reason)
 {
-	const char *p[2] = {id, reason};
+	const char *state = !strncmp(reason, "does not apply", 14)	? "does_not_apply"
+			    : !strncmp(reason, "does not build", 14) ? "does_not_build"
+								     : NULL;
+	char detail[600];
+	const char *p[3] = {id, detail, state};
 
-	if (strncmp(reason, "does not apply", 14))
+	if (!state)
 		return 0;
+	/* the first line: the build's error lines follow it */
+	snprintf(detail, sizeof(detail), "%.*s", (int)strcspn(reason, "\n"), reason);
 	return db_do(c,
-		     "UPDATE posted_series SET state = 'does_not_apply', state_detail = $2,"
+		     "UPDATE posted_series SET state = $3, state_detail = $2,"
 		     " updated_at = now() WHERE id = (SELECT series_id FROM job WHERE id = $1::bigint)",
-		     2, p);
+		     3, p);
 }

@@ -56,7 +56,8 @@ $(BUILD)/tests/collect-tests: $(COLLECT_TEST_OBJ) $(COLLECT_LIB_OBJ) | $(WORKLOA
 
 # The lab on a real kernel (make test-kernel): its own binary, outside make test.
 KERNEL_TEST_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/kernel/*.c)) \
-                    $(BUILD)/obj/tests/collect/agent_lab.o $(BUILD)/obj/tests/collect/testutil.o \
+                    $(BUILD)/obj/tests/collect/agent_lab.o $(BUILD)/obj/tests/collect/robot_lab.o \
+                    $(BUILD)/obj/tests/collect/testutil.o \
                     $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/integration/harness*.c))
 $(BUILD)/tests/kernel-tests: $(KERNEL_TEST_OBJ)
 	@mkdir -p $(dir $@)

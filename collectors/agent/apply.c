@@ -341,3 +341,34 @@ int apply_job(const struct collect_config *c, const struct apply_opts *o, const 
 	}
 	return 0;
 }
+
+int apply_checkout(const struct apply_opts *o, const char *sha, char *why, size_t whylen)
+{
+	int final = 0;
+
+	return checkout(o, sha, why, whylen, &final, 0);
+}
+
+int apply_series_commits(const struct apply_opts *o, const char *base, char (*shas)[41], int max)
+{
+	char range[96];
+	const char *argv[] = {"git", "rev-list", "--reverse", range, NULL};
+	struct buf out = BUF_INIT;
+	const char *p;
+	int n = 0;
+
+	snprintf(range, sizeof(range), "%.40s..HEAD", base);
+	if (git(o, argv, NULL, &out)) {
+		buf_release(&out);
+		return -1;
+	}
+	for (p = buf_str(&out); *p && n < max; n++) {
+		size_t len = strcspn(p, "\n");
+		if (len != 40)
+			break;
+		snprintf(shas[n], 41, "%.40s", p);
+		p += len + (p[len] == '\n');
+	}
+	buf_release(&out);
+	return n;
+}

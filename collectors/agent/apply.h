@@ -35,4 +35,12 @@ struct apply_opts {
 int apply_job(const struct collect_config *c, const struct apply_opts *o, const struct job *j,
 	      char head[41], char *why, size_t whylen, int *final);
 
+/* The tree's work tree at sha (detached). 0, or -1 with why. */
+int apply_checkout(const struct apply_opts *o, const char *sha, char *why, size_t whylen);
+
+/* The commits from base (exclusive) to the tree's HEAD, oldest first, into
+ * shas (at most max): after a series job's apply, patch 1 first. Their
+ * number, or -1 when git fails. */
+int apply_series_commits(const struct apply_opts *o, const char *base, char (*shas)[41], int max);
+
 #endif

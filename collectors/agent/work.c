@@ -23,6 +23,7 @@
 #include "collectors/host/knobs.h"
 #include "collectors/kernel/kbuild.h"
 #include "collectors/run/run.h"
+#include "lib/kperf_limits.h"
 
 /* Bytes of a reason kperfd keeps (its LIMIT_TEXT). */
 #define REASON_MAX 1000
@@ -374,6 +375,58 @@ static enum work_end tree_for(struct agent *a, const struct job *j, char *why, i
 }
 
 /*
+ * A series whose head does not build: the first of its patches that does
+ * not, built one after another from patch 1 (each build is incremental), its
+ * " at patch K/N (SHA12)" into at and its failure into kb and text; the tree
+ * is left at that patch. 0, or -1 with why in text when a build could not be
+ * tried.
+ */
+static int first_broken_patch(struct agent *a, const struct job *j, struct kbuild_result *kb,
+			      char *at, size_t atsz, char *text, size_t textsz)
+{
+	struct apply_opts ao = {a->o->tree, a->o->inboxes, (size_t)a->o->ninboxes, a->state_dir};
+	struct kbuild_opts ko = {a->o->tree, a->o->kernel_build, a->o->kernel_config,
+				 a->o->vm,   a->o->build_jobs,	 0,
+				 1};
+	char(*shas)[41] = calloc(LIMIT_SERIES_PATCHES, sizeof(*shas));
+	int n = shas ? apply_series_commits(&ao, j->series.base, shas, LIMIT_SERIES_PATCHES) : -1;
+	int k = n; /* the head's failure, unless an earlier patch fails */
+
+	for (int i = 0; i + 1 < n; i++) {
+		struct kbuild_result r;
+		char t[WHY_SIZE];
+		int rc;
+		if (apply_checkout(&ao, shas[i], text, textsz))
+			goto fail;
+		agent_say("job %ld: the series does not build: building patch %d/%d (%.12s)", j->id,
+			  i + 1, n, shas[i]);
+		kbuild_result_init(&r);
+		rc = kbuild_image(&ko, &r, t, sizeof(t));
+		if (rc < 0) {
+			snprintf(text, textsz, "the kernel could not be built: %.*s",
+				 (int)(textsz > 40 ? textsz - 40 : 0), t);
+			kbuild_result_release(&r);
+			goto fail;
+		}
+		if (rc > 0) {
+			kbuild_result_release(kb);
+			*kb = r;
+			snprintf(text, textsz, "%s", t);
+			k = i + 1;
+			break;
+		}
+		kbuild_result_release(&r);
+	}
+	if (n > 0)
+		snprintf(at, atsz, " at patch %d/%d (%.12s)", k, n, shas[k - 1]);
+	free(shas);
+	return 0;
+fail:
+	free(shas);
+	return -1;
+}
+
+/*
  * With --kernel-build: the tree's commit built with the lab's config. A
  * commit that does not build fails its job for good, with the compiler's
  * error lines: no machine of the same config could do better.
@@ -396,8 +449,17 @@ static enum work_end build_for(struct agent *a, const struct job *j, struct kbui
 		return END_DONE;
 	}
 	if (rc > 0) {
+		char at[96] = "";
 		*final = 1;
-		work_because(why, "%s; compiler %s; config %s%s\n%s", text, kb->compiler,
+		if (j->series.present && first_broken_patch(a, j, kb, at, sizeof(at), text,
+							    sizeof(text)) < 0) {
+			work_because(why, "%s", text);
+			agent_say("job %ld: %s", j->id, why);
+			return END_FAIL;
+		}
+		/* "does not build at patch K/N (SHA): make bzImage exited ..." */
+		work_because(why, "does not build%s%s; compiler %s; config %s%s\n%s", at,
+			     text + (strncmp(text, "does not build", 14) ? 0 : 14), kb->compiler,
 			     kb->config_sha, a->o->kernel_config ? "" : " (tinyconfig + kperf.config)",
 			     buf_str(&kb->errors));
 	} else {

@@ -102,6 +102,41 @@ static void body_change(const struct robot_facts *f, struct buf *b)
 		buf_printf(b, "%s\n", f->reproduce);
 }
 
+static void body_build(const struct robot_facts *f, struct buf *b)
+{
+	buf_puts(b, "\n\n\nHello,\n\n");
+	buf_printf(b, "kperf built this series and patch %s does not build:\n\n",
+		   f->position ? f->position : "?");
+	buf_printf(b, "[auto build test ERROR on %.12s]\n\n", f->base ? f->base : "?");
+	buf_printf(b, "commit: %s (\"%s\")\n", f->sha ? f->sha : "?",
+		   f->commit_subject ? f->commit_subject : "");
+	buf_printf(b, "base: %s\n", f->base ? f->base : "?");
+	if (f->patch_url)
+		buf_printf(b, "patch link: %s\n", f->patch_url);
+	if (f->patch_subject)
+		buf_printf(b, "patch subject: %s\n", f->patch_subject);
+	buf_printf(b, "config: %s\n", f->config ? f->config : "?");
+	buf_printf(b, "compiler: %s\n", f->compiler ? f->compiler : "?");
+	buf_puts(b, "\nIf you fix the issue in a separate patch/commit (i.e. not just a new "
+		    "version of\nthe same patch/commit), kindly add following tags\n");
+	buf_printf(b, "| Reported-by: kperf <%s>\n", f->from);
+	buf_printf(b, "| Closes: %s\n", f->report_url ? f->report_url : "?");
+	buf_printf(b, "\n%s\n", f->build_error ? f->build_error : "");
+	buf_puts(b, "\nAll errors (new ones prefixed by >>):\n\n");
+	for (const char *p = f->build_lines ? f->build_lines : ""; *p;) {
+		size_t n = strcspn(p, "\n");
+		if (n)
+			buf_printf(b, "%s%.*s\n", strstr(p, ": error: ") &&
+						  (size_t)(strstr(p, ": error: ") - p) < n
+					      ? ">> "
+					      : "   ",
+				   (int)n, p);
+		p += n + (p[n] == '\n');
+	}
+	buf_puts(b, "\nThe series is not measured: a kernel that does not build has no "
+		    "performance.\n");
+}
+
 void robot_message(const struct robot_facts *f, struct buf *out)
 {
 	struct buf subj = BUF_INIT, body = BUF_INIT;
@@ -109,6 +144,8 @@ void robot_message(const struct robot_facts *f, struct buf *out)
 	robot_subject(f, &subj);
 	if (!strcmp(f->kind, "clean"))
 		body_clean(f, &body);
+	else if (!strcmp(f->kind, "build"))
+		body_build(f, &body);
 	else
 		body_change(f, &body);
 	buf_printf(&body, "\n-- \nkperf, kernel performance tracking\n%s\n",

@@ -2,8 +2,10 @@
  * robot_msg.h - the robot's reply in a patch's thread, in the order and
  * form of the kernel test robot's performance reports: headline, commit,
  * base, patch link and subject, test, suggested tags, the LKP table, the
- * bisection, how to reproduce. Also a clean report to a cover letter, and
- * the tree-commit form for branch heads.
+ * bisection, how to reproduce. Also a clean report to a cover letter, a
+ * build report to the patch that breaks the build (in the form of the
+ * robot's "auto build test ERROR" mail), and the tree-commit form for branch
+ * heads.
  */
 #ifndef KPERF_ROBOT_MSG_H
 #define KPERF_ROBOT_MSG_H
@@ -11,7 +13,7 @@
 #include "lib/buf.h"
 
 struct robot_facts {
-	const char *kind;        /* "regression", "improvement" or "clean" */
+	const char *kind;        /* "regression", "improvement", "clean" or "build" */
 	const char *from, *to, *cc, *date, *message_id;
 	const char *in_reply_to; /* the patch's (or cover's) Message-ID, with <> */
 	const char *references;  /* "<cover> <patch>" */
@@ -30,6 +32,11 @@ struct robot_facts {
 	const char *bisection;       /* lines, or NULL */
 	const char *reproduce;       /* lines */
 	int regzbot;                 /* add "#regzbot introduced: SHA" (tree form) */
+	/* "build": a patch that does not build */
+	const char *build_error;     /* "make bzImage exited with status 2: mm/swap.c:469:28: ..." */
+	const char *compiler, *config; /* "gcc (Debian 12.2.0-14) 12.2.0", "4255... (tinyconfig ...)" */
+	const char *build_lines;     /* the compiler's error lines, one a line */
+	const char *position;        /* "3/3": the patch that breaks the build */
 };
 
 /* The subject line (without "Subject: "), into out. */

@@ -1,6 +1,7 @@
 /*
  * report.c - a plan target's outcome and its reply (see report.h).
  */
+#include <curl/curl.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -498,12 +499,136 @@ out:
 	return rc;
 }
 
+/* The patch at a position of a series, with its commit and its series' base. */
+static const char SQL_PATCH_AT[] =
+	"SELECT pp.msgid, pp.subject, pp.author_name, pp.author_email, s.head_msgid, i.url,"
+	" i.list, s.name, s.base_sha, (SELECT c.sha FROM commits c WHERE c.id = pp.commit_id),"
+	" pp.commit_id FROM posted_patch pp JOIN posted_series s ON s.id = pp.series_id"
+	" JOIN inbox i ON i.id = s.inbox_id WHERE pp.series_id = $1::bigint AND pp.position = $2::int";
+
+/* s's field after "; NAME " up to the next "; " (or its end), into out. */
+static void build_field(const char *s, const char *name, char *out, size_t cap)
+{
+	char key[32];
+	const char *p;
+
+	snprintf(key, sizeof(key), "; %s ", name);
+	p = strstr(s, key);
+	if (!p) {
+		snprintf(out, cap, "?");
+		return;
+	}
+	p += strlen(key);
+	snprintf(out, cap, "%.*s", (int)(strstr(p, "; ") ? (size_t)(strstr(p, "; ") - p) : strlen(p)),
+		 p);
+}
+
+/*
+ * A series that does not build ("does not build at patch K/N (SHA12): make
+ * ...; compiler ...; config ...", then the compiler's lines): the target
+ * and series say so, and a build report goes to patch K's thread. A branch
+ * head that does not build only says so.
+ */
+static int report_build(PGconn *c, const struct target *t, const char *failure)
+{
+	const char *nl = strchr(failure, '\n');
+	char first[1200], error[1000], compiler[300], config[200], pos[16], kpos[16], date[64];
+	char msgid[400];
+	struct buf to = BUF_INIT, ccs = BUF_INIT, rcpt = BUF_INIT, link = BUF_INIT, irt = BUF_INIT;
+	struct buf refs = BUF_INIT, url = BUF_INIT, detail = BUF_INIT;
+	PGresult *pp = NULL;
+	struct robot_facts f;
+	char *name = NULL;
+	int k = 0, n = 0, rc = -1;
+
+	snprintf(first, sizeof(first), "%.*s", nl ? (int)(nl - failure) : (int)strlen(failure),
+		 failure);
+	if (!t->series || sscanf(first, "does not build at patch %d/%d", &k, &n) != 2 || k < 1)
+		return set_state(c, t, "does_not_build", first, NULL);
+	snprintf(pos, sizeof(pos), "%d/%d", k, n);
+	snprintf(kpos, sizeof(kpos), "%d", k);
+	{
+		const char *p[2] = {t->series, kpos};
+		pp = db_exec(c, SQL_PATCH_AT, 2, p);
+	}
+	if (!db_ok(pp) || PQntuples(pp) != 1) {
+		db_log_error("reading the patch that does not build", c, pp);
+		goto out;
+	}
+	{
+		const char *e = strchr(first, ':');
+		e = e ? e + 1 : first;
+		e += *e == ' ';
+		snprintf(error, sizeof(error), "%.*s", (int)(strstr(e, "; compiler ")
+								 ? (size_t)(strstr(e, "; compiler ") - e)
+								 : strlen(e)),
+			 e);
+	}
+	build_field(first, "compiler", compiler, sizeof(compiler));
+	build_field(first, "config", config, sizeof(config));
+	memset(&f, 0, sizeof(f));
+	f.kind = "build";
+	f.from = rcfg.from;
+	alert_date(date, sizeof(date));
+	f.date = date;
+	message_id(t, "build", msgid, sizeof(msgid));
+	f.message_id = msgid;
+	f.sha = col(pp, 0, 9);
+	f.base = col(pp, 0, 8);
+	f.position = pos;
+	f.reply_subject = PQgetvalue(pp, 0, 1);
+	f.patch_subject = PQgetvalue(pp, 0, 1);
+	f.commit_subject = PQgetvalue(pp, 0, 1);
+	buf_printf(&link, "%s%s/", PQgetvalue(pp, 0, 5), PQgetvalue(pp, 0, 0));
+	f.patch_url = link.data;
+	buf_printf(&irt, "<%s>", PQgetvalue(pp, 0, 0));
+	f.in_reply_to = irt.data;
+	if (strcmp(PQgetvalue(pp, 0, 4), PQgetvalue(pp, 0, 0)))
+		buf_printf(&refs, "<%s> ", PQgetvalue(pp, 0, 4));
+	buf_printf(&refs, "<%s>", PQgetvalue(pp, 0, 0));
+	f.references = refs.data;
+	name = curl_easy_escape(NULL, PQgetvalue(pp, 0, 7), 0);
+	buf_printf(&url, "%s/series/%s", rcfg.public_url, name ? name : "");
+	f.report_url = url.data;
+	f.build_error = error;
+	f.compiler = compiler;
+	f.config = config;
+	f.build_lines = nl ? nl + 1 : "";
+	{
+		const char *pname = col(pp, 0, 2), *email = col(pp, 0, 3);
+		buf_printf(&to, "%s%s<%s>", pname && *pname ? pname : "", pname && *pname ? " " : "",
+			   email ? email : "");
+		recipients(email ? email : "", col(pp, 0, 6), t->cc, &ccs, &rcpt);
+	}
+	f.to = to.data;
+	f.cc = ccs.data;
+	buf_printf(&detail, "does not build at patch %s: %s", pos, error);
+	rc = queue_mail(c, t, col(pp, 0, 10) ? PQgetvalue(pp, 0, 10) : t->head, "build", &f,
+			rcpt.data);
+	if (!rc)
+		rc = set_state(c, t, "does_not_build", detail.data, kpos);
+out:
+	curl_free(name);
+	PQclear(pp);
+	buf_release(&to);
+	buf_release(&ccs);
+	buf_release(&rcpt);
+	buf_release(&link);
+	buf_release(&irt);
+	buf_release(&refs);
+	buf_release(&url);
+	buf_release(&detail);
+	return rc;
+}
+
 static int report_one(PGconn *c, const struct target *t, const char *failure)
 {
 	const char *p[2] = {t->head, t->id};
 	PGresult *ch;
 	int rc;
 
+	if (failure && !strncmp(failure, "does not build", 14))
+		return report_build(c, t, failure);
 	if (!t->head) {
 		char detail[1200];
 		int na = failure && !strncmp(failure, "does not apply", 14);

@@ -3,6 +3,7 @@
  * robot_lab.h).
  */
 #include <criterion/criterion.h>
+#include <curl/curl.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -122,7 +123,7 @@ void robot_lab_start_from(struct robot_agent *ap, const char *inbox)
 	char cmd[9000], cat[700], state[700], kernel[700], hook[2000], running[800];
 	char tree[700], spool[700], text[8192], base[64];
 	const char *argv[40];
-	int n = 0, fd;
+	int n = 0;
 
 	snprintf(tree, sizeof(tree), "%s/tree", robot_l);
 	snprintf(cmd, sizeof(cmd), "test -d '%s' || { mkdir -p '%s' && git clone -q --single-branch"
@@ -181,6 +182,13 @@ void robot_lab_start_from(struct robot_agent *ap, const char *inbox)
 		argv[n++] = inbox;
 	}
 	argv[n] = NULL;
+	robot_agent_exec(ap, argv);
+}
+
+void robot_agent_exec(struct robot_agent *ap, const char *const *argv)
+{
+	int fd;
+
 	ap->pid = fork();
 	cr_assert_neq(ap->pid, -1);
 	if (ap->pid == 0) {
@@ -197,7 +205,7 @@ void robot_lab_start_from(struct robot_agent *ap, const char *inbox)
 		snprintf(e[2], sizeof(e[2]), "KPERF_BOOT_ROOT=%s/boot", robot_l);
 		for (int i = 0; i < 3; i++)
 			putenv(e[i]);
-		execv(bin, (char *const *)argv);
+		execv(argv[0], (char *const *)argv);
 		_exit(126);
 	}
 }
@@ -269,10 +277,21 @@ void robot_dump_db(void)
 /* The posted version v of the series, or NULL. */
 json_t *robot_version(int v)
 {
+	return robot_series_version(SERIES_NAME, v);
+}
+
+json_t *robot_series_version(const char *name, int v)
+{
 	json_t *j = NULL, *vs, *it, *out = NULL;
 	size_t i;
-	long st = robot_call("GET", SERIES_PATH, NULL, NULL, &j);
-	char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	char path[600], *esc = curl_easy_escape(NULL, name, 0);
+	long st;
+	char *text;
+
+	snprintf(path, sizeof(path), "/api/v1/series/%s", esc ? esc : "");
+	curl_free(esc);
+	st = robot_call("GET", path, NULL, NULL, &j);
+	text = j ? json_dumps(j, JSON_COMPACT) : NULL;
 
 	snprintf(last_answer, sizeof(last_answer), "HTTP %ld %s", st, text ? text : "");
 	free(text);
@@ -291,11 +310,17 @@ json_t *robot_version(int v)
 /* Wait until version v's state is one of states ("a|b"); its object. */
 json_t *robot_wait_state(int v, const char *states, struct robot_agent *ap)
 {
-	double end = robot_now() + WAIT_S;
+	return robot_wait_series(SERIES_NAME, v, states, ap, WAIT_S);
+}
+
+json_t *robot_wait_series(const char *name, int v, const char *states, struct robot_agent *ap,
+			  int wait_s)
+{
+	double end = robot_now() + wait_s;
 	char last[64] = "none";
 
 	for (;;) {
-		json_t *s = robot_version(v);
+		json_t *s = robot_series_version(name, v);
 		const char *st = s ? json_string_value(json_object_get(s, "state")) : NULL;
 		if (st) {
 			char want[128];
@@ -312,7 +337,7 @@ json_t *robot_wait_state(int v, const char *states, struct robot_agent *ap)
 			size_t kl = strlen(klog);
 			cr_assert_fail("v%d not %s within %d s (it is %s: %.600s); the agent's log:\n%s\n"
 				       "kperfd's log ends:\n%s",
-				       v, states, WAIT_S, last, last_answer, log,
+				       v, states, wait_s, last, last_answer, log,
 				       klog + (kl > 6000 ? kl - 6000 : 0));
 		}
 		robot_pause(200);
@@ -353,6 +378,11 @@ char *robot_thread_page(const char *msgid)
 
 void robot_setup_plan(const char *mode, int clean)
 {
+	robot_setup_plan_for(mode, clean, "{\"suite\":\"kbench\",\"params\":{\"case\":\"tree\"}}");
+}
+
+void robot_setup_plan_for(const char *mode, int clean, const char *test)
+{
 	char body[2048];
 
 	snprintf(body, sizeof(body),
@@ -362,10 +392,10 @@ void robot_setup_plan(const char *mode, int clean)
 	snprintf(body, sizeof(body),
 		 "{\"name\":\"lru\",\"inbox\":\"linux-mm\",\"match\":{\"subject\":\"*lru_lock*\","
 		 "\"files\":[\"mm/*\",\"include/linux/mmzone.h\"]},"
-		 "\"tests\":[{\"suite\":\"kbench\",\"params\":{\"case\":\"tree\"}}],"
+		 "\"tests\":[%s],"
 		 "\"machines\":[\"lab*\"],\"runs\":3,"
 		 "\"report\":{\"mode\":\"%s\",\"cc\":[\"perf@example.org\"],\"clean\":%s}}",
-		 mode, clean ? "true" : "false");
+		 test, mode, clean ? "true" : "false");
 	cr_assert_eq(robot_call("POST", "/api/v1/plans", TOKEN_ADMIN, body, NULL), 201);
 }
 

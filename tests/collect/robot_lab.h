@@ -53,6 +53,11 @@ void robot_lab_start(struct robot_agent *ap);
 /* The lab's agent, taking series from inbox only (NULL: no --tree at all). */
 void robot_lab_start_from(struct robot_agent *ap, const char *inbox);
 
+/* Start an agent: argv[0] the kperf-collect binary; its output into ap->log
+ * (set by the caller), HOME and the lab's proc/sys/boot roots as the
+ * robot's labs have them. */
+void robot_agent_exec(struct robot_agent *ap, const char *const *argv);
+
 void robot_agent_stop(struct robot_agent *ap);
 
 /*
@@ -72,8 +77,15 @@ void robot_dump_db(void);
 /* The posted version v of the series, or NULL. */
 json_t *robot_version(int v);
 
+/* Version v of the series called name, or NULL. */
+json_t *robot_series_version(const char *name, int v);
+
 /* Wait until version v's state is one of states ("a|b"); its object. */
 json_t *robot_wait_state(int v, const char *states, struct robot_agent *ap);
+
+/* The same for the series called name, waiting at most wait_s. */
+json_t *robot_wait_series(const char *name, int v, const char *states, struct robot_agent *ap,
+			  int wait_s);
 
 int robot_mails(void);
 
@@ -83,6 +95,9 @@ char *robot_mail(int i);
 char *robot_thread_page(const char *msgid);
 
 void robot_setup_plan(const char *mode, int clean);
+
+/* The same plan with test (one JSON object: suite and params) instead. */
+void robot_setup_plan_for(const char *mode, int clean, const char *test);
 
 /* Until the agent offers its test: its first claim records it. */
 void robot_wait_offer(struct robot_agent *ap);

@@ -141,3 +141,51 @@ Test(robot_msg, a_clean_report_to_the_cover_letter)
 	cr_assert_null(strstr(b.data, "Reported-by"), "nothing to fix, no tags");
 	buf_release(&b);
 }
+
+Test(robot_msg, a_build_report_names_the_patch_base_config_compiler_and_errors)
+{
+	struct robot_facts f = patch_reply();
+	struct buf b = BUF_INIT;
+	const char *order[] = {
+	    "Subject: Re: [PATCH v2 3/3] mm/swap: batch folio_mark_accessed\r\n",
+	    "In-Reply-To: <p3@example.org>\r\n",
+	    "References: <cover@example.org> <p3@example.org>\r\n",
+	    "X-Kperf-Report: build\r\n",
+	    "kperf built this series and patch 3/3 does not build:\r\n",
+	    "[auto build test ERROR on bb22bebfc2e8]\r\n",
+	    "commit: 10e01efacb34e7935e437390abf4820b36e26380 (\"[PATCH v2 3/3] mm/swap: batch "
+	    "folio_mark_accessed\")\r\n",
+	    "base: bb22bebfc2e892bb9073861fc3aae857169aae47\r\n",
+	    "patch link: https://lore.kernel.org/linux-mm/p3@example.org/\r\n",
+	    "config: 42559067c3c618b8 (tinyconfig + kperf.config)\r\n",
+	    "compiler: gcc (Debian 12.2.0-14+deb12u1) 12.2.0\r\n",
+	    "| Reported-by: kperf <kperf@lab.example>\r\n",
+	    "| Closes: http://kperf.example/series/mm%3A%20lru\r\n",
+	    "make bzImage exited with status 2: mm/swap.c:469:28: error: expected expression\r\n",
+	    "All errors (new ones prefixed by >>):\r\n",
+	    "   mm/swap.c: In function 'folio_mark_accessed':\r\n",
+	    ">> mm/swap.c:469:28: error: expected expression before ';' token\r\n",
+	    "The series is not measured",
+	    NULL};
+
+	f.kind = "build";
+	f.reply_subject = f.patch_subject = f.commit_subject =
+	    "[PATCH v2 3/3] mm/swap: batch folio_mark_accessed";
+	f.in_reply_to = "<p3@example.org>";
+	f.references = "<cover@example.org> <p3@example.org>";
+	f.patch_url = "https://lore.kernel.org/linux-mm/p3@example.org/";
+	f.report_url = "http://kperf.example/series/mm%3A%20lru";
+	f.position = "3/3";
+	f.config = "42559067c3c618b8 (tinyconfig + kperf.config)";
+	f.compiler = "gcc (Debian 12.2.0-14+deb12u1) 12.2.0";
+	f.build_error = "make bzImage exited with status 2: mm/swap.c:469:28: error: expected "
+			"expression";
+	f.build_lines = "mm/swap.c: In function 'folio_mark_accessed':\n"
+			"mm/swap.c:469:28: error: expected expression before ';' token\n";
+	robot_message(&f, &b);
+	in_order(buf_str(&b), order);
+	/* a build report quotes no measurement */
+	cr_assert_null(strstr(buf_str(&b), "vm-scalability"), "%s", buf_str(&b));
+	cr_assert_null(strstr(buf_str(&b), "====TABLE===="), "%s", buf_str(&b));
+	buf_release(&b);
+}
