@@ -18,6 +18,20 @@ read -r base slow broken < <(tests/kernel/tree.sh "$cache")
 # the guest's benchmark: readtwice, static (the guest has no libc)
 gcc -static -O2 -std=c11 -D_GNU_SOURCE -I. -o "$cache/readtwice-static" collectors/workloads/readtwice.c
 
+# the lab's setup as an operator checks it: the real tree, compiler, QEMU, busybox
+printf '[readtwice]\nsuite = readtwice\ncommand = %s/readtwice-static\n' "$cache" >"$cache/check.catalogue"
+if check=$(build/kperf-collect agent --catalogue "$cache/check.catalogue" --check --tree "$cache/linux" \
+	--kernel-build "$cache/build" --vm --vm-accel tcg --vm-icount --vm-memory 512 2>&1) &&
+	echo "$check" | grep -q '^kernel: tree .*: Linux 6\.1, HEAD ' &&
+	echo "$check" | grep -q '^vm: QEMU emulator version ' &&
+	echo "$check" | grep -q '^vm: busybox .*: static$'; then
+	echo "$check" | sed -n 's/^/agent --check: /p' | grep -v '\[readtwice\]'
+else
+	echo "agent --check failed on the lab's real setup:" >&2
+	echo "$check" >&2
+	exit 1
+fi
+
 tmp=$(mktemp -d /tmp/kperf-kernel.XXXXXX)
 chmod 755 "$tmp"
 pgport=$((55000 + $$ % 1000))
@@ -57,7 +71,7 @@ else
 	status=1
 fi
 grep -h -E '^vm_lab: ' "$tmp/kernel.out" || true
-for f in "$tmp"/*/agent-*.log; do
+for f in "$tmp"/*/agent-*.log "$tmp"/*/lab/agent.log; do
 	[ -f "$f" ] && { echo "== $f (end)"; tail -n 30 "$f"; }
 done
 echo "make test-kernel: $(($(date +%s) - start)) s, $([ $status = 0 ] && echo PASS || echo FAIL)"

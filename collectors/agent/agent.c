@@ -29,6 +29,8 @@
 #include "collectors/agent/jobfile.h"
 #include "collectors/host/kernel.h"
 #include "collectors/host/knobs.h"
+#include "collectors/kernel/kbuild.h"
+#include "collectors/kernel/vm.h"
 #include "collectors/agent/kswitch.h"
 #include "collectors/agent/lease.h"
 #include "collectors/agent/work.h"
@@ -287,9 +289,20 @@ int agent_command(const struct collect_config *c, const struct agent_opts *o)
 		return EXIT_REJECTED;
 	}
 	if (o->check) {
+		int problems = 0;
 		print_catalogue(&a.cat);
 		catalogue_release(&a.cat);
-		return 0;
+		if (o->kernel_build) {
+			struct kbuild_opts ko = {o->tree, o->kernel_build, o->kernel_config, o->vm,
+						 o->build_jobs, 0, 1};
+			problems += kbuild_check(&ko, stdout);
+		}
+		if (o->vm)
+			problems += vm_check(&o->vmo, stdout);
+		if (problems)
+			err_msg("--check: %d problem%s in the kernel setup", problems,
+				problems == 1 ? "" : "s");
+		return problems ? EXIT_REJECTED : 0;
 	}
 	if (!c->server || !c->token) {
 		err_msg("agent needs --server and --token (or KPERF_SERVER and KPERF_TOKEN)");

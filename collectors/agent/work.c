@@ -359,13 +359,16 @@ static enum work_end tree_for(struct agent *a, const struct job *j, char *why, i
 	char head[41], text[WHY_SIZE];
 	struct job *w = (struct job *)j;
 
+	double t0 = (double)now_us() / 1e6;
+
 	if (apply_job(a->c, &o, j, head, text, sizeof(text), final)) {
 		work_because(why, "%s", text);
 		return END_FAIL;
 	}
 	if (j->series.present) {
-		agent_say("job %ld: %ld patches of <%s> applied on %.12s: %s", j->id, j->series.patches,
-			  j->series.message_id, j->series.base, head);
+		agent_say("job %ld: %ld patches of <%s> applied on %.12s in %.1f s: %s", j->id,
+			  j->series.patches, j->series.message_id, j->series.base,
+			  (double)now_us() / 1e6 - t0, head);
 		snprintf(w->commit, sizeof(w->commit), "%s", head);
 		json_object_set_new(w->json, "commit", json_string(head));
 		if (jobfile_save(&a->state, j, JOB_CLAIMED))
@@ -402,6 +405,8 @@ static int first_broken_patch(struct agent *a, const struct job *j, struct kbuil
 			  i + 1, n, shas[i]);
 		kbuild_result_init(&r);
 		rc = kbuild_image(&ko, &r, t, sizeof(t));
+		agent_say("job %ld: patch %d/%d %s after %.0f s", j->id, i + 1, n,
+			  rc ? "does not build" : "builds", r.seconds);
 		if (rc < 0) {
 			snprintf(text, textsz, "the kernel could not be built: %.*s",
 				 (int)(textsz > 40 ? textsz - 40 : 0), t);
@@ -448,6 +453,8 @@ static enum work_end build_for(struct agent *a, const struct job *j, struct kbui
 			  kb->ccache ? " with ccache" : "", kb->config_sha);
 		return END_DONE;
 	}
+	agent_say("job %ld: %s does not build after %.0f s", j->id,
+		  j->commit[0] ? j->commit : "the tree's HEAD", kb->seconds);
 	if (rc > 0) {
 		char at[96] = "";
 		*final = 1;

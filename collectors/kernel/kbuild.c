@@ -319,3 +319,135 @@ int kbuild_image(const struct kbuild_opts *o, struct kbuild_result *r, char *why
 	}
 	return 0;
 }
+
+/* VERSION and PATCHLEVEL of the tree's top Makefile ("6.1"), or "". */
+static void tree_version(const char *tree, char *out, size_t outsz)
+{
+	char path[4200];
+	size_t len;
+	char *mk;
+	const char *v, *p;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "%s/Makefile", tree);
+	mk = read_file(path, 1 << 20, &len);
+	if (!mk)
+		return;
+	v = strstr(mk, "\nVERSION = ");
+	p = strstr(mk, "\nPATCHLEVEL = ");
+	if (v && p)
+		snprintf(out, outsz, "%.*s.%.*s", (int)strcspn(v + 11, "\n"), v + 11,
+			 (int)strcspn(p + 14, "\n"), p + 14);
+	free(mk);
+}
+
+/* The value config text gives CONFIG_name ("y", "m", "\"s\"", "n" for "is
+ * not set"), into out; 0 when it names it. */
+static int config_value(const char *text, const char *name, char *out, size_t outsz)
+{
+	size_t n = strlen(name);
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		if (!strncmp(l, name, n) && l[n] == '=') {
+			snprintf(out, outsz, "%.*s", (int)strcspn(l + n + 1, "\n"), l + n + 1);
+			return 0;
+		}
+		if (!strncmp(l, "# ", 2) && !strncmp(l + 2, name, n) &&
+		    !strncmp(l + 2 + n, " is not set", 11)) {
+			snprintf(out, outsz, "n");
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Each option the fragment sets that the lab's config sets otherwise. */
+static void config_overrides(FILE *out, const char *lab, const char *fragment, const char *what)
+{
+	for (const char *l = fragment; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		char name[128], theirs[128], ours[128];
+		const char *start = !strncmp(l, "# CONFIG_", 9) ? l + 2 : l;
+		size_t n = strncmp(start, "CONFIG_", 7) ? 0 : strcspn(start, "= \n");
+		if (!n || n >= sizeof(name))
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)n, start);
+		if (config_value(fragment, name, ours, sizeof(ours)) ||
+		    config_value(lab, name, theirs, sizeof(theirs)) || !strcmp(ours, theirs))
+			continue;
+		fprintf(out, "kernel: note: %s sets %s=%s over the lab config's %s\n", what, name, ours,
+			theirs);
+	}
+}
+
+int kbuild_check(const struct kbuild_opts *o, FILE *out)
+{
+	static const char *const tools[][2] = {
+	    {"make", "make"}, {"gcc", "gcc"}, {"flex", "flex"}, {"bison", "bison"},
+	    {"bc", "bc"},     {"perl", "perl"}, {"cpio", "cpio"}};
+	char version[64], head[64], compiler[256];
+	int problems = 0;
+
+	if (!o->tree) {
+		fprintf(out, "kernel: problem: --kernel-build needs --tree, the git tree to build\n");
+		problems++;
+	} else {
+		const char *argv[] = {"git", "rev-parse", "--short=12", "HEAD", NULL};
+		first_line(argv, o->tree, head, sizeof(head));
+		tree_version(o->tree, version, sizeof(version));
+		if (!head[0] || !version[0]) {
+			fprintf(out, "kernel: problem: tree %s is %s\n", o->tree,
+				!head[0] ? "not a git tree with a commit"
+					 : "no Linux tree (no VERSION in its Makefile)");
+			problems++;
+		} else {
+			fprintf(out, "kernel: tree %s: Linux %s, HEAD %s\n", o->tree, version, head);
+		}
+	}
+	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
+		if (!in_path(tools[i][0])) {
+			fprintf(out, "kernel: problem: %s is not in $PATH (apt-get install %s)\n",
+				tools[i][0], tools[i][1]);
+			problems++;
+		}
+	if (access("/usr/include/libelf.h", R_OK) || access("/usr/include/openssl/ssl.h", R_OK)) {
+		fprintf(out, "kernel: problem: Kbuild's objtool and certificate tools need"
+			     " libelf-dev and libssl-dev\n");
+		problems++;
+	}
+	{
+		const char *argv[] = {"gcc", "--version", NULL};
+		first_line(argv, ".", compiler, sizeof(compiler));
+	}
+	fprintf(out, "kernel: compiler %s; ccache %s\n", compiler[0] ? compiler : "(none)",
+		in_path("ccache") ? "yes" : "no (every build from scratch: apt-get install ccache)");
+	if (o->config) {
+		size_t len;
+		char *text = read_file(o->config, 1 << 22, &len);
+		if (!text) {
+			fprintf(out, "kernel: problem: cannot read the kernel config %s: %s\n", o->config,
+				strerror(errno));
+			problems++;
+		} else {
+			fprintf(out, "kernel: config %s with kperf.config%s on top\n", o->config,
+				o->vm ? " and vm.config" : "");
+			config_overrides(out, text, kbuild_fragment_kperf, "kperf.config");
+			if (o->vm)
+				config_overrides(out, text, kbuild_fragment_vm, "vm.config");
+			free(text);
+		}
+	} else {
+		fprintf(out, "kernel: config tinyconfig with kperf.config%s on top\n",
+			o->vm ? " and vm.config" : "");
+	}
+	if (mkdir(o->out, 0755) && errno != EEXIST) {
+		fprintf(out, "kernel: problem: cannot make the build directory %s: %s\n", o->out,
+			strerror(errno));
+		problems++;
+	} else if (access(o->out, W_OK)) {
+		fprintf(out, "kernel: problem: the build directory %s is not writable\n", o->out);
+		problems++;
+	} else {
+		fprintf(out, "kernel: build directory %s\n", o->out);
+	}
+	return problems;
+}

@@ -10,6 +10,7 @@
 #define KPERF_KBUILD_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "lib/buf.h"
 
@@ -67,5 +68,13 @@ int kbuild_image(const struct kbuild_opts *o, struct kbuild_result *r, char *why
  * as they are). Returns how many.
  */
 int kbuild_error_lines(const char *output, size_t len, const char *strip, struct buf *out);
+
+/*
+ * What a lab needs to build kernels, said on out a line each (agent
+ * --check): the tree (a git tree of Linux), Kbuild's tools and the compiler,
+ * ccache, the config (and each option kperf's fragments set over the lab's
+ * own), the build directory. Returns how many problems it found.
+ */
+int kbuild_check(const struct kbuild_opts *o, FILE *out);
 
 #endif

@@ -1,6 +1,7 @@
 /*
  * vm.c - one iteration of a test in a QEMU guest (see vm.h).
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -290,6 +291,40 @@ static void line_with(const char *text, size_t len, const char *needle, char *ou
 	lines_release(&it);
 }
 
+/* The first "@@kperf" of the console: the guest's /init has begun. */
+struct boot_watch {
+	double t0, at;
+	char tail[8];
+	size_t ntail;
+};
+
+static void watch_boot(void *arg, int err, const char *data, size_t n)
+{
+	struct boot_watch *w = arg;
+	char edge[12];
+	size_t k = n < 6 ? n : 6;
+
+	(void)err;
+	if (w->at > 0 || !n)
+		return;
+	/* a marker split between two reads: the 6 bytes before, the first 6 now */
+	memcpy(edge, w->tail, w->ntail);
+	memcpy(edge + w->ntail, data, k);
+	if (memmem(edge, w->ntail + k, "@@kperf", 7) || memmem(data, n, "@@kperf", 7)) {
+		w->at = (double)now_us() / 1e6 - w->t0;
+		return;
+	}
+	if (n >= 6) {
+		memcpy(w->tail, data + n - 6, 6);
+		w->ntail = 6;
+	} else {
+		size_t total = w->ntail + n, keep = total < 6 ? total : 6;
+		memcpy(edge + w->ntail, data, n);
+		memcpy(w->tail, edge + total - keep, keep);
+		w->ntail = keep;
+	}
+}
+
 int vm_run(const struct vm_opts *o, const char *image, char *const *argv,
 	   struct vm_iteration *it, char *why, size_t whysz)
 {
@@ -298,6 +333,7 @@ int vm_run(const struct vm_opts *o, const char *image, char *const *argv,
 	const char *qargv[40];
 	struct collected c = {it, 0, 0};
 	struct buf serial = BUF_INIT;
+	struct boot_watch bw = {0};
 	struct runcmd rc;
 	size_t n = 0;
 	int st;
@@ -346,8 +382,12 @@ int vm_run(const struct vm_opts *o, const char *image, char *const *argv,
 	rc.timeout_ms = (o->timeout_s > 0 ? o->timeout_s : VM_DEFAULT_TIMEOUT_S) * 1000;
 	rc.new_group = 1;
 	t0 = (double)now_us() / 1e6;
+	bw.t0 = t0;
+	rc.on_output = watch_boot;
+	rc.arg = &bw;
 	st = runcmd_run(&rc);
 	it->seconds = (double)now_us() / 1e6 - t0;
+	it->boot_seconds = bw.at;
 	snprintf(it->serial_log, sizeof(it->serial_log), "%s/serial.log", o->workdir);
 	if (write_file_atomic(it->serial_log, buf_str(&serial), serial.len))
 		it->serial_log[0] = '\0';
@@ -373,4 +413,88 @@ int vm_run(const struct vm_opts *o, const char *image, char *const *argv,
 			 it->release[0] ? "" : ": the boot never reached /init", it->serial_log);
 	buf_release(&serial);
 	return -1;
+}
+
+/* 1 when path is an ELF executable with no interpreter (static), 0 when it
+ * has one, -1 when it is no ELF file. */
+static int elf_static(const char *path)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
+
+	if (fd < 0)
+		return -1;
+	if (pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
+	    !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
+	    eh.e_phentsize == sizeof(ph)) {
+		rc = 1;
+		for (unsigned i = 0; i < eh.e_phnum; i++) {
+			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) !=
+			    (ssize_t)sizeof(ph)) {
+				rc = -1;
+				break;
+			}
+			if (ph.p_type == PT_INTERP)
+				rc = 0;
+		}
+	}
+	close(fd);
+	return rc;
+}
+
+int vm_check(const struct vm_opts *o, FILE *out)
+{
+	const char *qemu = o->qemu ? o->qemu : VM_DEFAULT_QEMU;
+	const char *busybox = o->busybox ? o->busybox : VM_DEFAULT_BUSYBOX;
+	const char *argv[] = {qemu, "--version", NULL};
+	struct vm_shape s;
+	struct runcmd r;
+	struct buf b = BUF_INIT;
+	char shape[64];
+	int problems = 0, st;
+
+	runcmd_init(&r);
+	r.argv = argv;
+	r.in = RUNCMD_IN_NULL;
+	r.out = RUNCMD_OUT_CAPTURE;
+	r.err = RUNCMD_OUT_MERGE;
+	r.out_buf = &b;
+	r.cap = 4096;
+	r.timeout_ms = 30000;
+	st = runcmd_run(&r);
+	if (st) {
+		fprintf(out, "vm: problem: %s --version %s (apt-get install qemu-system-x86)\n", qemu,
+			st < 0 || st == 127 ? "cannot be run" : "fails");
+		problems++;
+	} else {
+		fprintf(out, "vm: %.*s\n", (int)strcspn(buf_str(&b), "\r\n"), buf_str(&b));
+	}
+	buf_release(&b);
+	vm_shape_of(o, &s);
+	vm_shape_text(&s, shape, sizeof(shape));
+	if (!strcmp(s.accel, "kvm") && access("/dev/kvm", R_OK | W_OK)) {
+		fprintf(out, "vm: problem: --vm-accel kvm, but /dev/kvm cannot be opened: %s\n",
+			strerror(errno));
+		problems++;
+	}
+	fprintf(out, "vm: guest %s%s\n", shape,
+		!strcmp(s.accel, "tcg") && !s.icount && access("/dev/kvm", F_OK)
+		    ? " (no /dev/kvm: TCG, the guest's clock counts instructions only with --vm-icount)"
+		    : "");
+	switch (elf_static(busybox)) {
+	case 1:
+		fprintf(out, "vm: busybox %s: static\n", busybox);
+		break;
+	case 0:
+		fprintf(out, "vm: problem: busybox %s is not static: the guest has no libc"
+			     " (apt-get install busybox-static)\n", busybox);
+		problems++;
+		break;
+	default:
+		fprintf(out, "vm: problem: busybox %s: no 64-bit ELF program there (apt-get install"
+			     " busybox-static)\n", busybox);
+		problems++;
+	}
+	return problems;
 }

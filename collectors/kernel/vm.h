@@ -11,6 +11,7 @@
 #define KPERF_VM_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "collectors/host/proc.h"
 #include "lib/buf.h"
@@ -54,6 +55,8 @@ struct vm_iteration {
 	int status;               /* the test's exit status */
 	struct snapshot before, after; /* the guest's counters around the test */
 	double seconds;           /* QEMU's start to its exit, host wall time */
+	double boot_seconds;      /* QEMU's start to the guest's /init (its first
+				   * "@@kperf" line), host wall time; 0: never */
 	char serial_log[4200];    /* where the whole serial console was kept */
 };
 void vm_iteration_init(struct vm_iteration *it);
@@ -79,5 +82,12 @@ int vm_run(const struct vm_opts *o, const char *image, char *const *argv,
  */
 int vm_sections(const char *text, size_t len,
 		void (*fn)(void *arg, const char *name, const char *body, size_t n), void *arg);
+
+/*
+ * What a VM lab needs, said on out a line each (agent --check): QEMU and its
+ * version, the accelerator and the guest's shape, a static busybox for the
+ * initramfs. Returns how many problems it found.
+ */
+int vm_check(const struct vm_opts *o, FILE *out);
 
 #endif

@@ -237,6 +237,11 @@ static int measure_in_vm(const struct run_opts *o, long i, struct buf *output, j
 		return 125;
 	}
 	*t = it.seconds;
+	/* said even with o->quiet: an agent's log keeps each boot's time */
+	if (!progress_quiet())
+		progress_say("iteration %ld: the guest reached /init %.1f s after QEMU started; the"
+			     " test and the power-off took %.1f s", i, it.boot_seconds,
+			     it.seconds - it.boot_seconds);
 	buf_append(output, it.output.data ? it.output.data : "", it.output.len);
 	snapshot_delta(&it.before, &it.after, metrics);
 	if (it.release[0])

@@ -37,7 +37,8 @@ struct run_opts {
 	const char *parser;    /* output format; NULL: the suite's, when there is one */
 	long iterations;       /* >= 1 */
 	int dry_run;           /* print the document instead of delivering it */
-	int quiet;             /* no echo of the command's output, no progress lines */
+	int quiet;             /* no echo of the command's output, no progress lines (but a
+				* guest's boot time) */
 	int profile;           /* perf record -a -g beside each iteration: perf-profile.* */
 	int lock_contention;   /* perf lock record -a beside each iteration: perf-lock.* */
 	const char *perf;      /* the perf to run (--perf), or NULL: $PERF, then a search */

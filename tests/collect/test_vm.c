@@ -5,10 +5,13 @@
  * is tests/kernel/ (make test-kernel).
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "collectors/kernel/kbuild.h"
 #include "collectors/kernel/vm.h"
+#include "tests/collect/testutil.h"
 
 struct seen {
 	char names[16][64];
@@ -142,4 +145,76 @@ Test(kbuild, the_fragments_it_carries)
 	cr_assert(strstr(kbuild_fragment_kperf, "\nCONFIG_PERF_EVENTS=y\n"));
 	cr_assert(strstr(kbuild_fragment_vm, "\nCONFIG_SERIAL_8250_CONSOLE=y\n"));
 	cr_assert(strstr(kbuild_fragment_vm, "\nCONFIG_ACPI=y\n"));
+}
+
+/*
+ * agent --check with --kernel-build and --vm: what a lab's kernel setup
+ * lacks, a line each, and exit 65 when anything does. A git tree whose
+ * Makefile says 6.1, a lab config that turns memcg off (kperf.config turns
+ * it back on, and says so), a busybox that is not static, no QEMU.
+ */
+Test(kbuild, check_names_each_part_of_the_kernel_setup)
+{
+	char dir[512], cmd[4096], tree[700], build[700], cat[700], config[700], bb[700];
+	char *out, *err;
+	int st;
+
+	tu_tmpdir(dir, sizeof(dir));
+	snprintf(tree, sizeof(tree), "%s/linux", dir);
+	tu_write(tree, "Makefile", "# SPDX-License-Identifier: GPL-2.0\nVERSION = 6\nPATCHLEVEL = 1\n"
+				   "SUBLEVEL = 0\n");
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && git init -q && git add Makefile && git -c user.name=t -c user.email=t@t"
+		 " commit -q -m 'Linux 6.1' && cd '%s' && printf 'int main(void) { return 0; }\\n' |"
+		 " cc -static -x c -o static-true - && printf 'int main(void) { return 0; }\\n' |"
+		 " cc -x c -o dynamic-true -",
+		 tree, dir);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	tu_write(dir, "catalogue", "[t]\nsuite = readtwice\ncommand = /bin/true\n");
+	tu_write(dir, "lab.config", "CONFIG_SMP=y\n# CONFIG_MEMCG is not set\n");
+	snprintf(cat, sizeof(cat), "%s/catalogue", dir);
+	snprintf(config, sizeof(config), "%s/lab.config", dir);
+	snprintf(build, sizeof(build), "%s/build", dir);
+	snprintf(bb, sizeof(bb), "%s/dynamic-true", dir);
+	{
+		const char *args[] = {"agent", "--catalogue", cat, "--check", "--tree", tree,
+				      "--kernel-build", build, "--kernel-config", config, "--vm",
+				      "--vm-accel", "tcg", "--qemu", "/nonexistent/qemu", "--busybox",
+				      bb, NULL};
+		st = tu_collect(args, NULL, &out, &err);
+	}
+	cr_assert_eq(st, 65, "exit %d\n%s%s", st, out, err);
+	cr_assert(strstr(out, "kernel: tree "), "%s", out);
+	cr_assert(strstr(out, "/linux: Linux 6.1, HEAD "), "%s", out);
+	cr_assert(strstr(out, "kernel: compiler gcc"), "%s", out);
+	cr_assert(strstr(out, "lab.config with kperf.config and vm.config on top\n"), "%s", out);
+	cr_assert(strstr(out, "kernel: note: kperf.config sets CONFIG_MEMCG=y over the lab config's n\n"),
+		  "%s", out);
+	cr_assert_null(strstr(out, "CONFIG_SMP=y over"), "%s", out);
+	cr_assert(strstr(out, "vm: problem: /nonexistent/qemu --version cannot be run"), "%s", out);
+	cr_assert(strstr(out, "vm: guest tcg-2cpu-1024M"), "%s", out);
+	cr_assert(strstr(out, "dynamic-true is not static"), "%s", out);
+	cr_assert(strstr(err, "--check: 2 problems in the kernel setup"), "%s", err);
+	free(out);
+	free(err);
+
+	/* a static busybox and no tree: the tree is the one problem */
+	snprintf(bb, sizeof(bb), "%s/static-true", dir);
+	{
+		const char *args[] = {"agent", "--catalogue", cat, "--check", "--tree", dir,
+				      "--kernel-build", build, "--vm", "--vm-accel", "tcg",
+				      "--vm-icount", "--qemu", "/bin/true", "--busybox", bb, NULL};
+		st = tu_collect(args, NULL, &out, &err);
+	}
+	cr_assert_eq(st, 65, "exit %d\n%s%s", st, out, err);
+	cr_assert(strstr(out, "is not a git tree with a commit") ||
+		      strstr(out, "no Linux tree (no VERSION in its Makefile)"),
+		  "%s", out);
+	cr_assert(strstr(out, "kernel: config tinyconfig with kperf.config and vm.config on top\n"),
+		  "%s", out);
+	cr_assert(strstr(out, "vm: guest tcg-icount-1cpu-1024M\n"), "%s", out);
+	cr_assert(strstr(out, "static-true: static\n"), "%s", out);
+	cr_assert(strstr(err, "--check: 1 problem in the kernel setup"), "%s", err);
+	free(out);
+	free(err);
 }
