@@ -617,3 +617,61 @@ Test(compare, many_metrics_read_in_parallel_or_not_alike)
 	cr_assert_geq(reads_on("request"), 1, "no compare read its targets on the request's connection");
 	free(parallel);
 }
+
+/*
+ * A VM lab's runs against a bare-metal lab's (kperf-collect agent --vm): the
+ * guest's shape is a variant knob and the kernels' built configs go with
+ * the runs, so the compare says both differ besides the kernel, and a
+ * verdict is given only between runs of the same variant.
+ */
+Test(compare, a_vm_run_against_bare_metal_shows_the_guest_and_the_config)
+{
+	static const double tput[2][3] = {{100, 101, 99}, {60, 61, 59}};
+	json_t *j, *d, *row;
+	size_t i;
+	int saw_vm = 0, saw_config = 0;
+
+	for (int k = 0; k < 2; k++)
+		for (int i2 = 0; i2 < 3; i2++) {
+			char body[2048];
+			snprintf(body, sizeof(body),
+				 "{\"run_id\":\"vm-%d-%d\",\"machine\":{\"name\":\"lab1\"},"
+				 "\"kernel\":{\"commit\":\"%s\",\"config\":{\"CONFIG_HZ\":\"%s\"}},"
+				 "\"variant\":%s,"
+				 "\"test\":{\"suite\":\"readtwice\",\"params\":{\"procs\":\"1\"}},"
+				 "\"metrics\":{\"readtwice.throughput\":[%g]}}",
+				 k, i2, k ? C_NEW : C_BASE, k ? "1000" : "250",
+				 k ? "{\"vm\":\"tcg-icount-1cpu-512M\"}" : "{}", tput[k][i2]);
+			post(body);
+		}
+	j = compare("base=" C_BASE "&target=" C_NEW, 200);
+	d = json_object_get(j, "environment_diff");
+	json_array_foreach(d, i, row) {
+		const char *kind = json_string_value(json_object_get(row, "kind"));
+		const char *key = json_string_value(json_object_get(row, "key"));
+		if (!strcmp(kind, "variant") && !strcmp(key, "vm")) {
+			saw_vm = 1;
+			cr_expect_eq(json_array_size(json_object_get(row, "base")), 0);
+			cr_expect_str_eq(json_string_value(json_array_get(json_object_get(row, "target"), 0)),
+					 "tcg-icount-1cpu-512M");
+		}
+		if (!strcmp(kind, "config") && !strcmp(key, "CONFIG_HZ")) {
+			saw_config = 1;
+			cr_expect_str_eq(json_string_value(json_array_get(json_object_get(row, "base"), 0)),
+					 "250");
+			cr_expect_str_eq(
+			    json_string_value(json_array_get(json_object_get(row, "target"), 0)), "1000");
+		}
+	}
+	cr_expect(saw_vm && saw_config, "%s", json_dumps(d, 0));
+	/* the two sides share no variant: no row sets the guest against bare metal */
+	cr_expect_eq(json_array_size(json_object_get(j, "rows")), 0, "%s",
+		     json_dumps(json_object_get(j, "rows"), 0));
+	json_decref(j);
+	/* the decision workers keep the two apart too: nothing decided across them */
+	cr_expect_eq(harness_count(&K, "SELECT count(*) FROM decision d JOIN variant v ON"
+				       " v.id = d.variant_id WHERE d.verdict IN ('regression',"
+				       " 'improvement') AND d.metric_id IN (SELECT id FROM metric"
+				       " WHERE name = 'readtwice.throughput')"),
+		     0);
+}
