@@ -189,7 +189,17 @@ static void entry_fill(struct atom_entry *e, const xmlNode *node)
 	if (!e->link)
 		e->link = xstrdup("");
 	e->msgid = link_msgid(e->link);
-	e->is_reply = child(node, THR_NS, "in-reply-to") != NULL;
+	c = child(node, THR_NS, "in-reply-to");
+	e->is_reply = c != NULL;
+	if (c) {
+		xmlChar *href = xmlGetProp(c, (const xmlChar *)"href");
+		if (href) {
+			char *clean = clean_dup((const char *)href);
+			e->parent_msgid = link_msgid(clean);
+			free(clean);
+		}
+		xmlFree(href);
+	}
 }
 
 /* The parser's first error, kept: later ones follow from it ("premature
@@ -322,6 +332,7 @@ void atom_entries_free(struct atom_entry *v, size_t n)
 		free(v[i].updated);
 		free(v[i].author_name);
 		free(v[i].author_email);
+		free(v[i].parent_msgid);
 	}
 	free(v);
 }

@@ -17,6 +17,7 @@ struct atom_entry {
 	char *updated; /* as given, e.g. 2026-12-01T20:53:40Z; "" if none */
 	char *author_name, *author_email; /* "" if none */
 	int is_reply; /* has thr:in-reply-to */
+	char *parent_msgid; /* the Message-ID of thr:in-reply-to's href (as msgid); NULL if none */
 };
 
 /*

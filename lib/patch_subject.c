@@ -98,8 +98,8 @@ static void tag_word(struct tag_words *w, const char *word, size_t n)
 		int m, k;
 		size_t ml = (size_t)(slash - word);
 		if (small_number(word, ml, &m) < 0 ||
-		    small_number(slash + 1, n - ml - 1, &k) < 0 || k == 0 || m > k ||
-		    k > LIMIT_SERIES_PATCHES || w->counter) {
+		    small_number(slash + 1, n - ml - 1, &k) < 0 || k == 0 ||
+		    m > LIMIT_SERIES_PATCHES || k > LIMIT_SERIES_PATCHES || w->counter) {
 			w->bad = 1;
 		} else {
 			w->pos = m;
@@ -185,6 +185,7 @@ int patch_subject_parse(const char *subject, struct patch_subject *ps)
 	set_stem(ps, s);
 	ps->rfc = w.patch && w.rfc;
 	ps->version = w.patch && w.version ? w.version : 1;
+	ps->version_given = w.patch && w.version;
 	if (w.patch && w.bad) {
 		ps->bad = 1;
 	} else if (w.patch) {

@@ -14,8 +14,10 @@ struct patch_subject {
 	int is_reply; /* starts with Re:/RE:/Aw:/Fwd: (any case, repeated) */
 	int rfc;      /* RFC in a patch tag */
 	int version;  /* vN, 1 when absent */
-	int pos, total; /* M/K; 0/0 when there is no counter */
-	int bad;      /* the counter is M > K, K = 0, K > LIMIT_SERIES_PATCHES or not
+	int version_given; /* a vN was there */
+	int pos, total; /* M/K; 0/0 when there is no counter. M may pass K ("[PATCH
+			 * 3/2]", a patch added after the count: b4 takes it too) */
+	int bad;      /* the counter is K = 0, M or K > LIMIT_SERIES_PATCHES or not
 		       * numbers ("1/x"): then is_patch is 0 */
 	char stem[LIMIT_MAIL_SUBJECT + 1]; /* subject without Re: and without the leading
 					    * [...] tag(s), trimmed: "mm: per-memcg lru_lock" */

@@ -46,6 +46,11 @@ static const char SQL_FAILED[] =
 static const char SQL_SEEN[] =
 	"SELECT msgid, state, tries FROM inbox_seen WHERE inbox_id = $1::bigint AND msgid = $2";
 
+/* A stored series whose head is the cover $2, of version $3 and count $4 (0: any). */
+static const char SQL_OF_COVER[] =
+	"SELECT 1 FROM posted_series WHERE inbox_id = $1::bigint AND head_msgid = $2"
+	" AND has_cover AND ($3::int = 0 OR version = $3::int) AND ($4::int = 0 OR total = $4::int)";
+
 static const char SQL_MARK[] =
 	"INSERT INTO inbox_seen (inbox_id, msgid, state, reason) VALUES ($1::bigint, $2, $3, $4)"
 	" ON CONFLICT (inbox_id, msgid) DO UPDATE SET state = EXCLUDED.state,"
@@ -146,6 +151,45 @@ static int take(struct poll *pl, const struct atom_entry *e, struct mail_msg *ms
 		buf_printf(&pl->notes, "; <%.100s>: %s", e->msgid, why);
 	}
 	return 0;
+}
+
+/*
+ * Whether entry e, a patch in reply to another mail, is patch 1 of the
+ * series its parent starts, a cover of its version and count in the same
+ * feed or already stored: its thread needs no read (it would say so). 1, 0,
+ * or -1 on a database error.
+ */
+static int of_stored_cover(struct poll *pl, const struct atom_entry *e,
+			   const struct atom_entry *feed, size_t n)
+{
+	struct patch_subject ps, cs;
+	char id[24], v[16], t[16];
+	const char *p[4] = {id, e->parent_msgid, v, t};
+	PGresult *r;
+	int yes;
+
+	if (!e->is_reply || !e->parent_msgid || patch_subject_parse(e->title, &ps) ||
+	    (ps.pos == 0 && ps.total > 0))
+		return 0;
+	/* the parent in this feed, a cover of its version and count: its thread,
+	 * read for the cover, is this one's */
+	for (size_t i = 0; i < n; i++)
+		if (feed[i].msgid && feed[i].title && !strcmp(feed[i].msgid, e->parent_msgid))
+			return !patch_subject_parse(feed[i].title, &cs) && cs.is_patch &&
+			       !cs.is_reply && cs.pos == 0 && cs.total > 0 &&
+			       (!ps.version_given || cs.version == ps.version) &&
+			       (ps.total == 0 || cs.total == ps.total);
+	snprintf(id, sizeof(id), "%ld", pl->id);
+	snprintf(v, sizeof(v), "%d", ps.version_given ? ps.version : 0); /* none: the cover's */
+	snprintf(t, sizeof(t), "%d", ps.total);
+	r = db_exec(pl->c, SQL_OF_COVER, 4, p);
+	if (!db_ok(r)) {
+		PQclear(r);
+		return -1;
+	}
+	yes = PQntuples(r) > 0;
+	PQclear(r);
+	return yes;
 }
 
 /* Read one head's thread. 0 (taken or noted), -1 on a database error. */
@@ -263,6 +307,10 @@ int inbox_poll_step(PGconn *c)
 			if (!es[i].msgid || !es[i].title || !thread_is_head(es[i].title, es[i].is_reply))
 				continue;
 			w = wanted(&pl, es[i].msgid, &tries);
+			if (w > 0) {
+				int stored = of_stored_cover(&pl, &es[i], es, n);
+				w = stored < 0 ? -1 : !stored;
+			}
 			if (w < 0 || (w && read_thread(&pl, &es[i], tries) < 0))
 				rc = -1;
 		}

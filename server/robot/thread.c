@@ -17,11 +17,38 @@ int thread_is_head(const char *subject, int is_reply)
 		return 0;
 	if (ps.is_reply)
 		return 0;
-	if (ps.total == 0)
-		return !is_reply || ps.version > 1;
-	if (ps.pos == 0)
-		return 1;
-	return ps.pos == 1 && !is_reply;
+	(void)is_reply; /* a reply may start a series too: the thread decides (thread_series) */
+	return ps.total == 0 || ps.pos == 0 || ps.pos == 1;
+}
+
+/*
+ * A head that replies to another mail starts a series unless it is a patch
+ * of the series it replies into: patch 1 (or an uncounted patch) in reply to
+ * a cover of its version and count, or an uncounted patch in reply to a
+ * patch of its version (a follow-up). A fix in reply to a bug report, a v2
+ * sent in reply to v1's patch, a patch in reply to a cover without a [PATCH
+ * 0/N] tag: each starts one, as `b4 am` on it takes it. NULL, or why not.
+ */
+static const char *reply_not_head(const struct mail_msg *msgs, size_t n,
+				  const struct mail_msg *head, const struct patch_subject *hs)
+{
+	const struct mail_msg *parent = NULL;
+	struct patch_subject ps;
+
+	if (!head->in_reply_to || (hs->pos == 0 && hs->total > 0)) /* a cover starts one */
+		return NULL;
+	for (size_t i = 0; i < n && !parent; i++)
+		if (msgs[i].msgid && !strcmp(msgs[i].msgid, head->in_reply_to))
+			parent = &msgs[i];
+	if (!parent || !parent->subject || patch_subject_parse(parent->subject, &ps) ||
+	    !ps.is_patch || ps.bad || ps.is_reply)
+		return NULL;
+	if (ps.pos == 0 && ps.total > 0 && (ps.total == hs->total || hs->total == 0) &&
+	    (ps.version == hs->version || !hs->version_given))
+		return "a patch of the series its cover letter starts";
+	if (parent->has_diff && hs->total == 0 && ps.version == hs->version)
+		return "a patch in reply to a patch of its version: a follow-up, not a series";
+	return NULL;
 }
 
 static int replies_to(const struct mail_msg *m, const char *msgid)
@@ -42,6 +69,27 @@ static const struct mail_msg *find(const struct mail_msg *msgs, size_t n, const 
 	return NULL;
 }
 
+/*
+ * Whether m is a patch of the series headed by head (s: its subject and
+ * count so far): a [PATCH] mail with a diff, in reply to the head, of the
+ * head's version and count, numbered 1 or more. A patch with no vN in reply
+ * to a cover that has one is of the cover's version (b4 takes it so: "[PATCH
+ * v3 0/4]" with "[PATCH 1/4]".."[PATCH 4/4]" is v3). ps: its subject.
+ */
+static int series_patch(const struct mail_msg *m, const struct mail_msg *head,
+			const struct thread_series *s, struct patch_subject *ps)
+{
+	int version;
+
+	if (m == head || !m->subject || m->x_kperf || !m->has_diff || !replies_to(m, head->msgid))
+		return 0;
+	if (patch_subject_parse(m->subject, ps) || !ps->is_patch || ps->bad || ps->is_reply)
+		return 0;
+	version = ps->version_given || !s->has_cover ? ps->version : s->subj.version;
+	return version == s->subj.version && ps->total == s->subj.total && ps->pos >= 1 &&
+	       ps->pos <= LIMIT_SERIES_PATCHES;
+}
+
 int thread_series(const struct mail_msg *msgs, size_t n, const char *head_msgid,
 		  struct thread_series *out, char *why, size_t whylen)
 {
@@ -60,6 +108,11 @@ int thread_series(const struct mail_msg *msgs, size_t n, const char *head_msgid,
 		       -1;
 	if (!thread_is_head(head->subject, head->in_reply_to != NULL))
 		return snprintf(why, whylen, "\"%.200s\" does not start a series", head->subject), -1;
+	{
+		const char *no = reply_not_head(msgs, n, head, &out->subj);
+		if (no)
+			return snprintf(why, whylen, "%s (<%.200s>)", no, head->in_reply_to), -1;
+	}
 	out->head = head;
 	out->has_cover = out->subj.pos == 0 && out->subj.total > 0;
 	out->total = out->subj.total ? out->subj.total : 1;
@@ -67,19 +120,19 @@ int thread_series(const struct mail_msg *msgs, size_t n, const char *head_msgid,
 		return snprintf(why, whylen, "%d patches: more than %d", out->total,
 				LIMIT_SERIES_PATCHES),
 		       -1;
+	/* patches numbered past the count ("[PATCH 3/2]", added later) extend it, as b4 does */
+	for (size_t i = 0; i < n; i++) {
+		struct patch_subject ps;
+		if (series_patch(&msgs[i], head, out, &ps) && ps.pos > out->total)
+			out->total = ps.pos;
+	}
 	out->patches = xcalloc((size_t)out->total, sizeof(*out->patches));
 	if (!out->has_cover)
 		out->patches[0] = head;
 	for (size_t i = 0; i < n; i++) {
 		const struct mail_msg *m = &msgs[i];
 		struct patch_subject ps;
-		if (m == head || !m->subject || m->x_kperf || !m->has_diff ||
-		    !replies_to(m, head_msgid))
-			continue;
-		if (patch_subject_parse(m->subject, &ps) || !ps.is_patch || ps.bad || ps.is_reply)
-			continue;
-		if (ps.version != out->subj.version || ps.total != out->subj.total || ps.pos < 1 ||
-		    ps.pos > out->total || out->patches[ps.pos - 1])
+		if (!series_patch(m, head, out, &ps) || out->patches[ps.pos - 1])
 			continue;
 		out->patches[ps.pos - 1] = m;
 	}

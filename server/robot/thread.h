@@ -26,8 +26,9 @@ struct thread_series {
 	size_t nprereq;
 };
 
-/* A head: a [PATCH] mail that is a 0/N cover, a 1/N or an uncounted patch
- * (a reply only when it has a cover's counter or a vN), never kperf's own. */
+/* A head's subject: a [PATCH] mail that is a 0/N cover, a 1/N or an
+ * uncounted patch, a reply or not (whether a reply starts a series, its
+ * thread tells: thread_series), never kperf's own. */
 int thread_is_head(const char *subject, int is_reply);
 
 /*

@@ -378,6 +378,11 @@ Test(robot_inbox, hostile_mail_refused_or_bounded_nothing_lost)
 		   "In-Reply-To: <loopb@mal.test>\nReferences: <loopb@mal.test>\n\ncover\n");
 	write_mail("11-loopb", HDR("loopb@mal.test", "[PATCH 1/1] mm: loop")
 		   "In-Reply-To: <loopa@mal.test>\nReferences: <loopa@mal.test>\n" DIFF("mm/o.c"));
+	/* a bug report, and a fix sent in reply to it: a series of its own */
+	write_mail("12-bug", HDR("bug@mal.test", "mm: a crash in folio_mark_accessed")
+		   "\nThe kernel crashes here.\n");
+	write_mail("13-fix", HDR("fix@mal.test", "[PATCH] mm/swap: fix the crash")
+		   "In-Reply-To: <bug@mal.test>\nReferences: <bug@mal.test>\n" DIFF("mm/f.c"));
 	/* then a normal series */
 	robot_lore(NULL, 0, "inject %s %s/hostile/* %s/out-v1/*.patch", W, W, W);
 	/* and in front of the archive, one more head whose thread has 2,502 messages */
@@ -403,9 +408,16 @@ Test(robot_inbox, hostile_mail_refused_or_bounded_nothing_lost)
 	seen(buf, sizeof(buf), "long@mal.test");
 	cr_assert_str_eq(buf, "refused: the thread does not hold <long@mal.test>: 1 message"
 			      " dropped, its Subject over 1024 bytes");
-	/* 7/3 is no patch of the series: it waits for patch 3 */
+	/* 7/3 extends the series to 7, as b4 does: it waits for patches 3 to 6 */
 	seen(buf, sizeof(buf), "num0@mal.test");
-	cr_assert_str_eq(buf, "incomplete: 1 of 3 patches not in the thread yet");
+	cr_assert_str_eq(buf, "incomplete: 4 of 7 patches not in the thread yet");
+	/* 1/3 replies to its cover in the same feed: the cover's thread is its own,
+	 * not read for it */
+	cr_assert_eq(q1("SELECT count(*) FROM inbox_seen WHERE msgid = $1", "num1@mal.test"), 0);
+	/* the fix in reply to the bug report: stored, one patch */
+	q_text(buf, sizeof(buf), "SELECT subject || ' ' || total FROM posted_series WHERE head_msgid = $1",
+	       "fix@mal.test", NULL);
+	cr_assert_str_eq(buf, "[PATCH] mm/swap: fix the crash 1");
 	/* the malformed header lines are skipped, the patch is stored */
 	q_text(buf, sizeof(buf), "SELECT subject || ' ' || total FROM posted_series WHERE head_msgid = $1",
 	       "malformed@mal.test", NULL);
@@ -449,8 +461,8 @@ Test(robot_inbox, hostile_mail_refused_or_bounded_nothing_lost)
 		     INBOX_INCOMPLETE_TRIES, "a refused thread is read again");
 	/* the poll itself is fine: its notes say what went wrong */
 	inbox_result("h", buf, sizeof(buf));
-	cr_assert(!strncmp(buf, "ok: 16 entries, 0 new series; ", 30), "%s", buf);
-	cr_assert(strstr(buf, "; <num0@mal.test>: 1 of 3 patches not in the thread yet"), "%s", buf);
+	cr_assert(!strncmp(buf, "ok: 18 entries, 0 new series; ", 30), "%s", buf);
+	cr_assert(strstr(buf, "; <num0@mal.test>: 4 of 7 patches not in the thread yet"), "%s", buf);
 	cr_assert_null(strstr(buf, "lonely@"), "%s", buf); /* refused: not read again */
 	cr_assert_eq(inbox_failures("h"), 0);
 	{
@@ -458,10 +470,10 @@ Test(robot_inbox, hostile_mail_refused_or_bounded_nothing_lost)
 		cr_assert_null(json_object_get(h, "inboxes"));
 		json_decref(h);
 	}
-	cr_assert_eq(q1("SELECT series_found FROM inbox WHERE name = $1", "h"), 5);
-	/* everything stored once: the normal series, malformed, latin1, base, loop */
-	cr_assert_eq(harness_count(&K, "SELECT count(*) FROM posted_series"), 5);
-	cr_assert_eq(harness_count(&K, "SELECT count(*) FROM posted_patch"), 7);
+	cr_assert_eq(q1("SELECT series_found FROM inbox WHERE name = $1", "h"), 6);
+	/* everything stored once: the normal series, malformed, latin1, base, loop, fix */
+	cr_assert_eq(harness_count(&K, "SELECT count(*) FROM posted_series"), 6);
+	cr_assert_eq(harness_count(&K, "SELECT count(*) FROM posted_patch"), 8);
 }
 
 /* ------------------------------------------------------- restart mid-poll */

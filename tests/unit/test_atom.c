@@ -72,6 +72,7 @@ Test(atom, new_atom_from_public_inbox)
 	cr_expect_str_eq(v[1].msgid,
 			 "1dbf86ac99b21787d5a3107cf31f4b5a3a052a6f.1796190058.git.dev@example.org");
 	cr_expect_eq(v[1].is_reply, 1);
+	cr_expect_str_eq(v[1].parent_msgid, COVER); /* thr:in-reply-to's href */
 	cr_expect_str_eq(v[2].title,
 			 "[PATCH v2 2/3] mm/vmscan: use lruvec->lru_lock in shrink_lruvec");
 	cr_expect_str_eq(v[3].title, "[PATCH v2 1/3] mm: add lru_lock to struct lruvec");
@@ -84,6 +85,7 @@ Test(atom, new_atom_from_public_inbox)
 	cr_expect_str_eq(v[4].author_email, "dev@example.org");
 	cr_expect_str_eq(v[4].updated, "2026-12-02T05:40:58Z");
 	cr_expect_eq(v[4].is_reply, 0);
+	cr_expect_null(v[4].parent_msgid);
 	atom_entries_free(v, n);
 	atom_entries_free(NULL, 3);
 	free(text);
