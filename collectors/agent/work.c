@@ -358,7 +358,6 @@ static enum work_end tree_for(struct agent *a, const struct job *j, char *why, i
 	struct apply_opts o = {a->o->tree, a->o->inboxes, (size_t)a->o->ninboxes, a->state_dir};
 	char head[41], text[WHY_SIZE];
 	struct job *w = (struct job *)j;
-
 	double t0 = (double)now_us() / 1e6;
 
 	if (apply_job(a->c, &o, j, head, text, sizeof(text), final)) {
@@ -460,12 +459,14 @@ static enum work_end build_for(struct agent *a, const struct job *j, struct kbui
 		*final = 1;
 		if (j->series.present && first_broken_patch(a, j, kb, at, sizeof(at), text,
 							    sizeof(text)) < 0) {
+			*final = 0; /* not the series: the build could not be tried */
 			work_because(why, "%s", text);
 			agent_say("job %ld: %s", j->id, why);
 			return END_FAIL;
 		}
 		/* "does not build at patch K/N (SHA): make bzImage exited ..." */
-		work_because(why, "does not build%s%s; compiler %s; config %s%s\n%s", at,
+		work_because(why, "does not build%s%s%s; compiler %s; config %s%s\n%s", at,
+			     strncmp(text, "does not build", 14) ? ": " : "",
 			     text + (strncmp(text, "does not build", 14) ? 0 : 14), kb->compiler,
 			     kb->config_sha, a->o->kernel_config ? "" : " (tinyconfig + kperf.config)",
 			     buf_str(&kb->errors));
