@@ -115,6 +115,21 @@ void robot_lab_start(struct robot_agent *ap)
 	robot_lab_start_from(ap, robot_inbox_url);
 }
 
+void robot_lab_host(const char *release)
+{
+	char text[256];
+
+	snprintf(text, sizeof(text), "%s\n", release);
+	tu_write(robot_l, "proc/sys/kernel/osrelease", text);
+	snprintf(text, sizeof(text), "Linux version %s (gcc) #1 SMP\n", release);
+	tu_write(robot_l, "proc/version", text);
+	tu_write(robot_l, "proc/cpuinfo", "processor\t: 0\nmodel name\t: Test CPU\n");
+	tu_write(robot_l, "proc/meminfo", "MemTotal:       2097152 kB\nMemFree:  1048576 kB\n");
+	tu_write(robot_l, "proc/vmstat", "nr_free_pages 262144\npgfault 1000\n");
+	tu_write(robot_l, "sys/.keep", "");
+	tu_write(robot_l, "boot/.keep", "");
+}
+
 /* The lab's agent, taking series from inbox only (NULL: no --tree at all). */
 void robot_lab_start_from(struct robot_agent *ap, const char *inbox)
 {
@@ -137,13 +152,7 @@ void robot_lab_start_from(struct robot_agent *ap, const char *inbox)
 	}
 	snprintf(kernel, sizeof(kernel), "%s/kernel", robot_l);
 	tu_write(robot_l, "kernel", strcat(strcpy(text, base), " 6.1.0-lab\n"));
-	tu_write(robot_l, "proc/sys/kernel/osrelease", "6.1.0-lab\n");
-	tu_write(robot_l, "proc/version", "Linux version test (gcc) #1 SMP\n");
-	tu_write(robot_l, "proc/cpuinfo", "processor\t: 0\nmodel name\t: Test CPU\n");
-	tu_write(robot_l, "proc/meminfo", "MemTotal:       2097152 kB\nMemFree:  1048576 kB\n");
-	tu_write(robot_l, "proc/vmstat", "nr_free_pages 262144\npgfault 1000\n");
-	tu_write(robot_l, "sys/.keep", "");
-	tu_write(robot_l, "boot/.keep", "");
+	robot_lab_host("6.1.0-lab");
 	snprintf(text, sizeof(text),
 		 "[lrucost]\nsuite = kbench\nparams = case=tree\nformat = lkp-stats-json\n"
 		 "iterations = 3\ncommand = /bin/sh '%s/tests/robot/tree-bench.sh' '%s' '%s'\n",

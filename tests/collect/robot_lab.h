@@ -50,6 +50,10 @@ char *robot_slurp(const char *path);
  * catalogue whose test is tree-bench.sh over the tree; its agent started. */
 void robot_lab_start(struct robot_agent *ap);
 
+/* The lab machine's own /proc, /sys and /boot under robot_l (the agents'
+ * KPERF_PROC_ROOT, _SYS_ROOT, _BOOT_ROOT): a kernel called release. */
+void robot_lab_host(const char *release);
+
 /* The lab's agent, taking series from inbox only (NULL: no --tree at all). */
 void robot_lab_start_from(struct robot_agent *ap, const char *inbox);
 

@@ -48,8 +48,12 @@ static void check_subject(const char *s)
 	FUZZ_CHECK(strlen(ps.tags) < sizeof(ps.tags), "tags");
 	FUZZ_CHECK(ps.version >= 1 && ps.version <= 999, "version %d", ps.version);
 	FUZZ_CHECK(!ps.bad || !ps.is_patch, "bad but a patch");
-	FUZZ_CHECK(ps.pos >= 0 && ps.pos <= ps.total && ps.total <= LIMIT_SERIES_PATCHES,
+	/* M may pass K ("[PATCH 3/2]"), both within the limit */
+	FUZZ_CHECK(ps.pos >= 0 && ps.pos <= LIMIT_SERIES_PATCHES && ps.total >= 0 &&
+		       ps.total <= LIMIT_SERIES_PATCHES && (ps.pos == 0 || ps.total > 0),
 		   "counter %d/%d", ps.pos, ps.total);
+	FUZZ_CHECK(ps.version_given == (ps.is_patch && ps.version_given) || ps.bad,
+		   "a version given outside a patch tag");
 	FUZZ_CHECK(ps.is_patch || (ps.pos == 0 && ps.total == 0), "counter without a patch");
 }
 

@@ -46,13 +46,7 @@ static void vm_robot_start(struct robot_agent *ap, const char *cache)
 		 cache);
 	tu_write(robot_l, "catalogue", text);
 	/* the host the agent runs on (its runs come from the guest) */
-	tu_write(robot_l, "proc/sys/kernel/osrelease", "6.1.0-host\n");
-	tu_write(robot_l, "proc/version", "Linux version 6.1.0-host (gcc) #1 SMP\n");
-	tu_write(robot_l, "proc/cpuinfo", "processor\t: 0\nmodel name\t: Test CPU\n");
-	tu_write(robot_l, "proc/meminfo", "MemTotal:       2097152 kB\nMemFree:  1048576 kB\n");
-	tu_write(robot_l, "proc/vmstat", "nr_free_pages 262144\npgfault 1000\n");
-	tu_write(robot_l, "sys/.keep", "");
-	tu_write(robot_l, "boot/.keep", "");
+	robot_lab_host("6.1.0-host");
 	snprintf(cat, sizeof(cat), "%s/catalogue", robot_l);
 	snprintf(state, sizeof(state), "%s/state", robot_l);
 	snprintf(spool, sizeof(spool), "%s/spool", robot_l);
