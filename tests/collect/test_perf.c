@@ -319,16 +319,15 @@ Test(perf_monitors, lock_contention_posts_perf_lock_rows_that_agree_with_perf)
 		if (c > 0) {
 			double ended;
 			avg = first(m, FIELD("wait_avg_us"));
-			/* perf counts a contention at its begin, and at each end sets avg to
-			 * the total over the waits ended so far: a wait still open when the
-			 * recording stopped is in c, not in avg. total / avg is the number
-			 * of ended waits, a whole number no larger than c. perf prints 3
+			/* perf counts a contention at its begin and its avg is the total
+			 * over fewer waits: a wait still open when the recording stopped is
+			 * in c, not in avg, and the counters of a lock that CPUs update at
+			 * once need not agree (seen: total / avg = 34.53 of 37). So total /
+			 * avg lies between 1 and c, and avg <= max <= total. perf prints 3
 			 * significant digits or 2 decimals (1.02 ms: 1015 to 1025 us). */
 			ended = avg > 0 ? t / avg : 0;
 			cr_expect(avg <= mx * 1.01 + 0.01 && mx <= t * 1.01 + 0.01 &&
-				      (t == 0 || (ended >= 0.5 && ended <= c * 1.01 + 0.5 &&
-						  (ended > 50 ||
-						   fabs(ended - round(ended)) <= 0.01 * ended + 0.05))),
+				      (t == 0 || (ended >= 0.99 && ended <= c * 1.01 + 0.5)),
 				  "%s: %g contentions, total %g, max %g, avg %g (%g waits ended)",
 				  caller, c, t, mx, avg, ended);
 		}
